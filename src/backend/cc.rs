@@ -1,0 +1,1 @@
+//! The system C compiler backend (issue 3).

@@ -1,0 +1,243 @@
+//! The trait a compiler implements, and one file per compiler.
+//!
+//! A backend compiles a *group* of kernels (one option list) into one program,
+//! hands back the program's bytes so a store can persist them, loads a program
+//! from such bytes in a fresh process, and (where it can run here) launches a
+//! kernel of a loaded program on host data.
+//!
+//! Required: [`Backend::family`], [`Backend::identity`], [`Backend::compile`],
+//! [`Backend::load`]. Everything else has a default.
+
+use std::fmt;
+use std::sync::Arc;
+
+pub mod cc;
+
+/// One kernel of a group, as the renderer wrote it.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelSource<'a> {
+    /// The symbol the kernel is defined under in `text`.
+    pub symbol: &'a str,
+    /// The kernel's own text: self-contained top-level definitions.
+    pub text: &'a str,
+}
+
+/// One compile: a group of kernels under one option list.
+#[derive(Clone, Copy, Debug)]
+pub struct CompileJob<'a> {
+    /// The kernels; no two share a symbol.
+    pub kernels: &'a [KernelSource<'a>],
+    /// The option list (compiler flags), in order.
+    pub options: &'a [String],
+    /// This program's number among the batch's programs, in batch order.
+    pub group: usize,
+    /// How many programs the batch compiles.
+    pub n_groups: usize,
+}
+
+/// What a compile produced.
+pub struct Compiled<P> {
+    /// The loaded program.
+    pub program: Arc<P>,
+    /// The program's bytes, as [`Backend::load`] takes them back; its length
+    /// is the weight the code cache charges for the program.
+    pub binary: Vec<u8>,
+}
+
+impl<P> fmt::Debug for Compiled<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("binary_len", &self.binary.len())
+            .finish()
+    }
+}
+
+/// The language a backend compiles, so a renderer knows what to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// C99 for the system C compiler.
+    C,
+    /// OpenCL C.
+    OpenCl,
+    /// CUDA C++ (NVRTC).
+    Cuda,
+    /// GLSL compute shaders (Vulkan).
+    Glsl,
+}
+
+/// Host data for one kernel launch. Buffers are copied to the device before
+/// the launch and back after it.
+///
+/// The calling convention every backend follows: buffers are bound in order
+/// (C/CUDA/OpenCL parameters `float*` first, GLSL storage buffers at bindings
+/// 0..), then the `i32` scalars (C/CUDA/OpenCL parameters after the buffers,
+/// GLSL push constants in order).
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// `f32` buffers, read and written by the kernel.
+    pub buffers: Vec<Vec<f32>>,
+    /// `i32` scalar arguments.
+    pub scalars: Vec<i32>,
+    /// Global work size (threads in each dimension); the C backend calls the
+    /// kernel once, and the kernel loops itself.
+    pub global: [usize; 3],
+    /// Work-group (block) size; `[1, 1, 1]` lets the backend pick.
+    pub local: [usize; 3],
+}
+
+/// What a backend reports about itself, for `kcache backends`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BackendInfo {
+    /// `cc`, `opencl`, `cuda` or `vulkan`.
+    pub backend: String,
+    /// Whether it can compile here.
+    pub available: bool,
+    /// The compiler or runtime version, when available.
+    pub version: Option<String>,
+    /// The devices it found.
+    pub devices: Vec<String>,
+    /// Why it is unavailable, or what it cannot do here (e.g. compile only).
+    pub reason: Option<String>,
+}
+
+/// Errors at the backend boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The backend's library or device is missing.
+    #[error("{backend}: unavailable: {reason}")]
+    Unavailable {
+        /// Backend family.
+        backend: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The compiler rejected a group.
+    #[error("{backend}: compile of {} failed:\n{log}", kernels.join(", "))]
+    Compile {
+        /// Backend family.
+        backend: &'static str,
+        /// The kernels of the failed group.
+        kernels: Vec<String>,
+        /// The compiler's diagnostics.
+        log: String,
+    },
+    /// A program could not be loaded from its bytes.
+    #[error("{backend}: load failed: {reason}")]
+    Load {
+        /// Backend family.
+        backend: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A symbol is not in the program.
+    #[error("{backend}: no kernel `{symbol}` in the program")]
+    MissingSymbol {
+        /// Backend family.
+        backend: &'static str,
+        /// The symbol asked for.
+        symbol: String,
+    },
+    /// A launch failed, or the backend cannot run kernels here.
+    #[error("{backend}: launch of `{symbol}` failed: {reason}")]
+    Launch {
+        /// Backend family.
+        backend: &'static str,
+        /// The kernel.
+        symbol: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file the backend needed could not be read or written.
+    #[error("{backend}: {path}: {source}")]
+    Io {
+        /// Backend family.
+        backend: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The backend's device was destroyed or its cache cleared while the
+    /// program was being built.
+    #[error("{backend}: {reason}")]
+    Invalidated {
+        /// Backend family.
+        backend: &'static str,
+        /// Which teardown intervened.
+        reason: String,
+    },
+}
+
+/// A compiler kcache can drive.
+pub trait Backend: Send + Sync {
+    /// A loaded program: what a kernel is looked up in and launched from.
+    type Program: Send + Sync + 'static;
+
+    /// The family name: `cc`, `opencl`, `cuda` or `vulkan`.
+    fn family(&self) -> &'static str;
+
+    /// Everything outside a kernel's text that decides the compiled bytes:
+    /// the resolved compiler, its version, the target. It goes into every
+    /// program key, so a change of compiler never hits an old entry.
+    fn identity(&self) -> &str;
+
+    /// Compiles a group into one program. Called concurrently from several
+    /// threads when a batch is split.
+    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<Self::Program>, BackendError>;
+
+    /// Loads a program from bytes [`Backend::compile`] produced (in this
+    /// process or another); `symbols` are the kernels it must hold.
+    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<Self::Program>, BackendError>;
+
+    /// The language kernels are written in.
+    fn language(&self) -> Language {
+        Language::C
+    }
+
+    /// The backend's own index of the device it compiles for.
+    fn device_index(&self) -> usize {
+        0
+    }
+
+    /// Whether the resolver may split a batch into several programs and
+    /// compile them at once.
+    fn split_capable(&self) -> bool {
+        true
+    }
+
+    /// Digests of the files a kernel's compile reads besides its text (quoted
+    /// includes), in a deterministic order; an error refuses to key it.
+    fn key_extras(
+        &self,
+        _kernel: &KernelSource<'_>,
+        _options: &[String],
+    ) -> Result<Vec<crate::key::Digest>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    /// Whether [`Backend::launch`] can run kernels on this machine.
+    fn can_run(&self) -> bool {
+        false
+    }
+
+    /// Runs `symbol` from `program` on `launch`'s data, copying buffers back.
+    fn launch(
+        &self,
+        _program: &Self::Program,
+        symbol: &str,
+        _launch: &mut Launch,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Launch {
+            backend: self.family(),
+            symbol: symbol.to_string(),
+            reason: "this backend cannot run kernels here".into(),
+        })
+    }
+
+    /// Releases every handle the backend caches, telling the layers above
+    /// first and last (see [`crate::cache::hooks::around_clear`]).
+    fn clear_cache(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! The byte-capped code cache (issue 3).

@@ -1,0 +1,1 @@
+//! The generation-guarded per-device cache (issue 5).

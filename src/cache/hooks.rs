@@ -1,0 +1,1 @@
+//! Cache hooks: teardown notifications (issue 5).

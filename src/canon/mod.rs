@@ -1,0 +1,1 @@
+//! Canonical kernel texts: the lexer, the renamer, segment names and kernel tokens.

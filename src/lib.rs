@@ -1,0 +1,43 @@
+//! kcache: compile a GPU/CPU kernel once per search.
+//!
+//! Autotuning loops render thousands of candidate kernels whose text differs
+//! only in generated names. kcache keys every compile on a *canonical text* (the
+//! kernel up to a renaming of the names it binds), so an unchanged kernel is
+//! compiled once, and a changed one is never served someone else's binary.
+//!
+//! # Data flow
+//!
+//! ```text
+//! kernel text ──► canon ──────► key ─────────► resolve ──► cache::CodeCache (in memory)
+//!  (C, CUDA,      lexer          digest_parts     │              │ miss
+//!   OpenCL,       renamer        make_key         │              ▼
+//!   GLSL)         kernel_token   program keys     │          store (memory / file / SQLite)
+//!                                                 │              │ miss
+//!                                                 ▼              ▼
+//!                                   backend (cc, OpenCL, CUDA, Vulkan) ──► program + symbol
+//!                                                 ▲
+//!                          cache::hooks + cache::guarded (per-device handles, teardown)
+//! ```
+//!
+//! * [`canon`] lexes kernel text losslessly and renames the names a kernel binds
+//!   (loop symbols, scope locals, bound tensor names and names derived from them)
+//!   to canonical names numbered by first occurrence.
+//! * [`key`] digests length-prefixed parts with blake3 and builds every key in
+//!   one place: [`key::make_key`] for per-device handle caches, and the program
+//!   key the resolver and the stores share.
+//! * [`cache`] holds the byte-capped code cache, the hooks that carry teardown
+//!   notifications up from the backends, and the guarded per-device cache.
+//! * [`store`] persists compiled programs across processes.
+//! * [`resolve`] answers a batch of kernels with a loaded program and a symbol
+//!   each, compiling one representative per distinct key.
+//! * [`backend`] is the trait a compiler implements, one file per compiler.
+//! * [`tune`] is the built-in autotuning search that drives all of the above.
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod cache;
+pub mod canon;
+pub mod key;
+pub mod resolve;
+pub mod store;
+pub mod tune;

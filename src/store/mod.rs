@@ -1,0 +1,1 @@
+//! Persistent program stores (issue 4).

@@ -1,0 +1,1 @@
+//! The built-in autotuning search (issue 3).
