@@ -265,7 +265,13 @@ fn skip_quoted(src: &[u8], i: usize) -> usize {
     let mut j = i + 1;
     while j < src.len() {
         match src[j] {
-            b'\\' => j += if splice_len(src, j) > 0 { splice_len(src, j) } else { 2 },
+            b'\\' => {
+                j += if splice_len(src, j) > 0 {
+                    splice_len(src, j)
+                } else {
+                    2
+                }
+            }
             b'\n' => return j,
             b if b == quote => return j + 1,
             _ => j += 1,
@@ -351,9 +357,9 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
         .position(|&b| b == b'(')
         .filter(|&n| {
             n <= 16
-                && src[open..open + n]
-                    .iter()
-                    .all(|&b| !matches!(b, b' ' | b')' | b'\\' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+                && src[open..open + n].iter().all(|&b| {
+                    !matches!(b, b' ' | b')' | b'\\' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+                })
         });
     if let Some(n) = delim_len {
         let delim = &src[open..open + n];
@@ -473,7 +479,15 @@ mod tests {
 
     #[test]
     fn pp_numbers() {
-        for n in ["1e+5", "0x1p-3f", "10ull", ".5f", "1'000", "1.0e-3", "0xABCp+1L"] {
+        for n in [
+            "1e+5",
+            "0x1p-3f",
+            "10ull",
+            ".5f",
+            "1'000",
+            "1.0e-3",
+            "0xABCp+1L",
+        ] {
             assert_eq!(toks(n), [(Number, n)], "{n}");
         }
         assert_eq!(toks("a+1"), [(Ident, "a"), (Punct, "+"), (Number, "1")]);
@@ -492,10 +506,7 @@ mod tests {
 
     #[test]
     fn unterminated_strings_stop_at_the_line_end() {
-        assert_eq!(
-            toks("\"abc\nx"),
-            [(UnterminatedStr, "\"abc"), (Ident, "x")]
-        );
+        assert_eq!(toks("\"abc\nx"), [(UnterminatedStr, "\"abc"), (Ident, "x")]);
         assert_eq!(toks("'a"), [(UnterminatedStr, "'a")]);
         assert_eq!(toks("\"a\\"), [(UnterminatedStr, "\"a"), (Unknown, "\\")]);
     }
@@ -519,8 +530,14 @@ mod tests {
             [(LineComment, "// a \\\n b"), (Ident, "c")]
         );
         assert_eq!(toks("// a\r\nc"), [(LineComment, "// a"), (Ident, "c")]);
-        assert_eq!(toks("/* \" */x"), [(BlockComment, "/* \" */"), (Ident, "x")]);
-        assert_eq!(toks("/\\\n* a *\\\n/x"), [(BlockComment, "/\\\n* a *\\\n/"), (Ident, "x")]);
+        assert_eq!(
+            toks("/* \" */x"),
+            [(BlockComment, "/* \" */"), (Ident, "x")]
+        );
+        assert_eq!(
+            toks("/\\\n* a *\\\n/x"),
+            [(BlockComment, "/\\\n* a *\\\n/"), (Ident, "x")]
+        );
         assert_eq!(toks("/* a"), [(UnterminatedComment, "/* a")]);
         assert_eq!(toks("a/b"), [(Ident, "a"), (Punct, "/"), (Ident, "b")]);
     }
@@ -537,7 +554,10 @@ mod tests {
         );
         assert_eq!(
             toks("#define A /* multi\nline */ B\nx"),
-            [(Preprocessor, "#define A /* multi\nline */ B"), (Ident, "x")]
+            [
+                (Preprocessor, "#define A /* multi\nline */ B"),
+                (Ident, "x")
+            ]
         );
         assert_eq!(
             toks("#define Q '\"' // c\nx"),

@@ -160,7 +160,11 @@ impl Renamer {
             }
         });
         let bound = if reason.is_none() {
-            options.bound.iter().map(|b| b.as_bytes().to_vec()).collect()
+            options
+                .bound
+                .iter()
+                .map(|b| b.as_bytes().to_vec())
+                .collect()
         } else {
             FxHashSet::default()
         };
@@ -329,9 +333,9 @@ impl<'r, 'k> Pass<'r, 'k> {
                     self.name(bytes, after_member);
                     after_member = false;
                 }
-                TokenKind::LineComment | TokenKind::BlockComment | TokenKind::UnterminatedComment => {
-                    self.comment(bytes)
-                }
+                TokenKind::LineComment
+                | TokenKind::BlockComment
+                | TokenKind::UnterminatedComment => self.comment(bytes),
                 TokenKind::Whitespace => self.out.extend_from_slice(bytes),
                 TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                     after_member = true;
@@ -606,7 +610,10 @@ mod tests {
     #[test]
     fn symbols_and_scope_locals_are_numbered_by_first_occurrence() {
         assert_eq!(
-            canon("for (int i7 = 0; i7 < n; i7++) v3_acc += i2 * v3_acc;", |_| {}),
+            canon(
+                "for (int i7 = 0; i7 < n; i7++) v3_acc += i2 * v3_acc;",
+                |_| {}
+            ),
             "for (int kc1 = 0; kc1 < n; kc1++) kc2 += kc3 * kc2;"
         );
     }
@@ -627,7 +634,10 @@ mod tests {
     #[test]
     fn a_derivation_needs_a_renamable_base() {
         let out = canon("x_local + tx", |o| {
-            o.derivations = vec![Derivation::parse("*_local").unwrap(), Derivation::parse("t*").unwrap()];
+            o.derivations = vec![
+                Derivation::parse("*_local").unwrap(),
+                Derivation::parse("t*").unwrap(),
+            ];
         });
         assert_eq!(out, "x_local + tx");
     }
@@ -661,8 +671,14 @@ mod tests {
 
     #[test]
     fn names_after_member_operators_are_kept() {
-        let out = canon("i1.i2 + i1->i3 + i1 :: i4 + i1 . /* c */ i5 + i1.\\\ni6", |_| {});
-        assert_eq!(out, "kc1.i2 + kc1->i3 + kc1 :: i4 + kc1 . /* c */ i5 + kc1.\\\ni6");
+        let out = canon(
+            "i1.i2 + i1->i3 + i1 :: i4 + i1 . /* c */ i5 + i1.\\\ni6",
+            |_| {},
+        );
+        assert_eq!(
+            out,
+            "kc1.i2 + kc1->i3 + kc1 :: i4 + kc1 . /* c */ i5 + kc1.\\\ni6"
+        );
     }
 
     #[test]
@@ -743,8 +759,12 @@ mod tests {
 
     #[test]
     fn a_kept_name_equal_to_the_kernel_token_moves_the_prefix() {
-        let recursive = canon("void k__seg(){ k__seg(); }", |o| o.kernel_name = Some("k__seg".into()));
-        let calls_other = canon("void k__seg1(){ k__seg(); }", |o| o.kernel_name = Some("k__seg1".into()));
+        let recursive = canon("void k__seg(){ k__seg(); }", |o| {
+            o.kernel_name = Some("k__seg".into())
+        });
+        let calls_other = canon("void k__seg1(){ k__seg(); }", |o| {
+            o.kernel_name = Some("k__seg1".into())
+        });
         assert_eq!(recursive, "void k__seg(){ k__seg(); }");
         assert_eq!(calls_other, "/*kc0 kc_*/void kc_0(){ k__seg(); }");
     }
@@ -773,7 +793,10 @@ mod tests {
     fn derivation_templates_parse_with_one_star() {
         assert_eq!(
             Derivation::parse("p*s"),
-            Some(Derivation { prefix: "p".into(), suffix: "s".into() })
+            Some(Derivation {
+                prefix: "p".into(),
+                suffix: "s".into()
+            })
         );
         assert_eq!(Derivation::parse("ps"), None);
         assert_eq!(Derivation::parse("p**s"), None);

@@ -40,7 +40,15 @@ mod tests {
 
     #[test]
     fn other_names_stay_as_they_are() {
-        for n in ["matmul", "matmul__seg", "seg3", "matmul_seg3", "a__segx3", "", "3"] {
+        for n in [
+            "matmul",
+            "matmul__seg",
+            "seg3",
+            "matmul_seg3",
+            "a__segx3",
+            "",
+            "3",
+        ] {
             assert_eq!(kernel_token(n), n);
         }
     }

@@ -115,7 +115,9 @@ fn field_digest_at<'a>(
     parts: impl IntoIterator<Item = &'a [u8]>,
 ) -> Digest {
     let mut h = PartsHasher::new();
-    h.part(b"kcache-key").part(version.to_le_bytes()).part(field);
+    h.part(b"kcache-key")
+        .part(version.to_le_bytes())
+        .part(field);
     for p in parts {
         h.part(p);
     }
@@ -132,13 +134,13 @@ pub struct Source {
 }
 
 struct SourceInner {
-    text: Box<str>,
+    text: Box<[u8]>,
     digest: OnceLock<Digest>,
 }
 
 impl Source {
     /// Wraps `text`; nothing is digested until a key needs it.
-    pub fn new(text: impl Into<Box<str>>) -> Self {
+    pub fn new(text: impl Into<Box<[u8]>>) -> Self {
         Source {
             inner: Arc::new(SourceInner {
                 text: text.into(),
@@ -148,7 +150,7 @@ impl Source {
     }
 
     /// The text.
-    pub fn text(&self) -> &str {
+    pub fn bytes(&self) -> &[u8] {
         &self.inner.text
     }
 
@@ -157,7 +159,7 @@ impl Source {
         *self
             .inner
             .digest
-            .get_or_init(|| field_digest("source", [self.inner.text.as_bytes()]))
+            .get_or_init(|| field_digest("source", [&self.inner.text[..]]))
     }
 }
 
@@ -172,12 +174,18 @@ impl fmt::Debug for Source {
 
 impl From<&str> for Source {
     fn from(s: &str) -> Self {
-        Source::new(s)
+        Source::new(s.as_bytes())
     }
 }
 
 impl From<String> for Source {
     fn from(s: String) -> Self {
+        Source::new(s.into_bytes())
+    }
+}
+
+impl From<Vec<u8>> for Source {
+    fn from(s: Vec<u8>) -> Self {
         Source::new(s)
     }
 }

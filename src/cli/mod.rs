@@ -1,0 +1,110 @@
+//! Argument parsing and output. Exit codes: 0 success, 1 failure (one line on
+//! stderr), 2 usage error.
+
+use clap::{Parser, Subcommand};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod canon;
+
+/// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
+/// of each kernel, up to a renaming of the names it binds.
+#[derive(Parser)]
+#[command(name = "kcache", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print a kernel's canonical text (exactly, byte for byte).
+    Canon(canon::CanonArgs),
+    /// Print the per-device cache key of a kernel source.
+    Key(canon::KeyArgs),
+    /// Print the hex digest of length-prefixed parts.
+    Digest(canon::DigestArgs),
+}
+
+/// A failure to report on one line and exit 1.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl<E: std::error::Error> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let mut msg = e.to_string();
+        let mut source = e.source();
+        while let Some(s) = source {
+            msg.push_str(": ");
+            msg.push_str(&s.to_string());
+            source = s.source();
+        }
+        Failure(msg)
+    }
+}
+
+/// Runs the command line and returns the process's exit code.
+pub fn main() -> ExitCode {
+    restore_sigpipe();
+    let cli = Cli::parse();
+    init_logging();
+    let result = match cli.command {
+        Command::Canon(args) => canon::canon(args),
+        Command::Key(args) => canon::key(args),
+        Command::Digest(args) => canon::digest(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(Failure(msg)) => {
+            eprintln!("kcache: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Dies of SIGPIPE like other Unix filters when a reader goes away early
+/// (`kcache canon big.c | head`), instead of failing the write.
+fn restore_sigpipe() {
+    // SAFETY: resetting a signal disposition to its default before any thread
+    // starts has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Reads FILE, or standard input when it is absent or `-`.
+pub fn read_input(file: &Option<PathBuf>) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    match file {
+        Some(p) if p.as_os_str() != "-" => {
+            buf = std::fs::read(p)
+                .map_err(|e| Failure(format!("cannot read {}: {e}", p.display())))?;
+        }
+        _ => {
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| Failure(format!("cannot read standard input: {e}")))?;
+        }
+    }
+    Ok(buf)
+}
+
+/// Writes `bytes` to standard output and flushes.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure(format!("cannot write standard output: {e}")))
+}
