@@ -1,0 +1,159 @@
+//! The CLI contract of `kcache canon`, `key` and `digest`.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kcache(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const KERNEL: &[u8] =
+    b"void mm__seg3(float* n1_a) { for (int i4 = 0; i4 < 8; i4++) n1_a[i4] = 0; } // n1_a\n";
+
+#[test]
+fn canon_prints_exactly_the_canonical_text() {
+    let out = kcache(
+        &["canon", "--kernel-name", "mm__seg3", "--bound", "n1_a"],
+        KERNEL,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.stdout,
+        b"void mm__seg(float* kc1) { for (int kc2 = 0; kc2 < 8; kc2++) kc1[kc2] = 0; } // kc1\n"
+    );
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn canon_reads_a_file_or_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.c");
+    std::fs::write(&path, KERNEL).unwrap();
+    let from_file = kcache(&["canon", "--bound", "n1_a", path.to_str().unwrap()], b"");
+    let from_dash = kcache(&["canon", "--bound", "n1_a", "-"], KERNEL);
+    assert_eq!(from_file.status.code(), Some(0));
+    assert_eq!(from_file.stdout, from_dash.stdout);
+}
+
+#[test]
+fn canon_name_lists_are_comma_separated_and_repeatable() {
+    let a = kcache(&["canon", "--bound", "x,y", "--bound", "z"], b"x y z w");
+    assert_eq!(a.stdout, b"kc1 kc2 kc3 w");
+    let d = kcache(
+        &[
+            "canon",
+            "--bound",
+            "x",
+            "--derivation",
+            "*_l",
+            "--derivation",
+            "t*",
+        ],
+        b"x_l t5 y_l",
+    );
+    assert_eq!(d.stdout, b"kc1 kc2 y_l");
+    let off = kcache(&["canon", "--no-symbols", "--no-scope-locals"], b"i1 v2_x");
+    assert_eq!(off.stdout, b"i1 v2_x");
+}
+
+#[test]
+fn canon_json_is_one_object() {
+    let out = kcache(&["canon", "--json", "--bound", "a", "--free", "a"], b"a i1");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["canonical"], "a kc1");
+    assert_eq!(v["renamed"], serde_json::json!({"i1": "kc1"}));
+    assert_eq!(v["bound_renamed"], false);
+    assert_eq!(v["reason"], "bound name `a` is also free");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(
+        kcache(&["canon", "--derivation", "nostar"], b"")
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(kcache(&["canon", "--bogus"], b"").status.code(), Some(2));
+    assert_eq!(
+        kcache(&["key", "--device", "0"], b"").status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        kcache(
+            &["key", "--device", "0", "--name", "k", "--option", "noeq"],
+            b""
+        )
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(kcache(&[], b"").status.code(), Some(2));
+}
+
+#[test]
+fn other_errors_exit_1_with_one_line() {
+    let out = kcache(&["canon", "/nonexistent/kernel.c"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("kcache: cannot read /nonexistent/kernel.c"));
+}
+
+#[test]
+fn key_prints_one_line_of_four_fields() {
+    let out = kcache(
+        &[
+            "key", "--device", "0", "--name", "k", "--option", "O=3", "--option", "a=b=c",
+        ],
+        b"src",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.ends_with('\n') && line.lines().count() == 1);
+    let lib = kcache::key::make_key("0", "k", &"src".into(), &[("O", "3"), ("a", "b=c")]);
+    assert_eq!(line.trim_end(), lib);
+    let swapped = kcache(
+        &[
+            "key", "--device", "0", "--name", "k", "--option", "a=b=c", "--option", "O=3",
+        ],
+        b"src",
+    );
+    assert_eq!(swapped.stdout, line.as_bytes());
+}
+
+#[test]
+fn digest_prints_the_digest_of_the_parts() {
+    let out = kcache(&["digest", "ab", "c"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{}\n", kcache::key::digest_parts(["ab", "c"]))
+    );
+    assert_ne!(
+        kcache(&["digest", "a", "bc"], b"").stdout,
+        kcache(&["digest", "ab", "c"], b"").stdout
+    );
+}
+
+#[test]
+fn garbage_input_does_not_panic() {
+    let garbage: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    let out = kcache(
+        &["canon", "--json", "--kernel-name", "x", "--bound", "__x"],
+        &garbage,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = kcache(&["canon"], b"/* unterminated \" R\"x( [[");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"/* unterminated \" R\"x( [[");
+}
