@@ -43,6 +43,9 @@ fn canonicalize(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("kernel", label), &text, |b, text| {
             b.iter(|| renamer.canonicalize(black_box(text.as_bytes())))
         });
+        group.bench_with_input(BenchmarkId::new("text_only", label), &text, |b, text| {
+            b.iter(|| renamer.canonical_text(black_box(text.as_bytes())))
+        });
     }
     group.finish();
 }
@@ -66,4 +69,19 @@ fn keys(c: &mut Criterion) {
 }
 
 criterion_group!(benches, canonicalize, keys);
-criterion_main!(benches);
+
+fn lexing(c: &mut Criterion) {
+    let (text, _) = generated_kernel(1 << 20, 1000);
+    let mut group = c.benchmark_group("lex");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("1MiB", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            kcache::canon::lexer::for_each_token(black_box(text.as_bytes()), |_, _| n += 1);
+            n
+        })
+    });
+    group.finish();
+}
+criterion_group!(lex_only, lexing);
+criterion_main!(benches, lex_only);

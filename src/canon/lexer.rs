@@ -103,14 +103,21 @@ pub fn lex(src: &[u8]) -> Vec<Token> {
 
 /// Calls `f` with every token of `src` in order, without collecting them.
 pub fn for_each_token(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>)) {
+    for_each_token_spliced(src, |kind, span, _| f(kind, span))
+}
+
+/// Like [`for_each_token`], also telling whether an identifier contains a
+/// line splice (so only those need [`spelling`]).
+pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
     let mut lexer = Raw::lexer(src);
     while let Some(raw) = lexer.next() {
         let span = lexer.span();
-        let kind = match raw {
-            Ok(raw) => raw.kind(),
-            Err(()) => TokenKind::Unknown,
+        let (kind, spliced) = match raw {
+            Ok(Raw::SplicedIdent) => (TokenKind::Ident, true),
+            Ok(raw) => (raw.kind(), false),
+            Err(()) => (TokenKind::Unknown, false),
         };
-        f(kind, span);
+        f(kind, span, spliced);
     }
 }
 
@@ -389,8 +396,12 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
 enum Raw {
     #[regex(r"([ \t\n\r\x0B\x0C]|(?&sp))+")]
     Whitespace,
-    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
+    // Identifiers without a splice (nearly all) are told apart by the lexer,
+    // so only the rare spliced one is ever re-spelled.
+    #[regex(r"(?&ids)(?&idc)*", priority = 10)]
     Ident,
+    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
+    SplicedIdent,
     #[regex(r"\.?[0-9]((?&sp)*([0-9A-Za-z_$.\x80-\xFF]|[eEpP][+-]|'[0-9A-Za-z_]))*")]
     Number,
     #[regex(r#"(?&pfx)?"([^"\\\r\n]|(?&esc))*""#)]
@@ -421,7 +432,7 @@ impl Raw {
     fn kind(self) -> TokenKind {
         match self {
             Raw::Whitespace => TokenKind::Whitespace,
-            Raw::Ident => TokenKind::Ident,
+            Raw::Ident | Raw::SplicedIdent => TokenKind::Ident,
             Raw::Number => TokenKind::Number,
             Raw::Str => TokenKind::Str,
             Raw::Char => TokenKind::Char,

@@ -36,7 +36,7 @@
 //! matches `kc<digits>` there), so the marker cannot be forged, and the text,
 //! together with the kernel token, determines the kernel up to renaming.
 
-use super::lexer::{for_each_token, spelling, TokenKind};
+use super::lexer::{for_each_token_spliced, spelling, TokenKind};
 use logos::Logos;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
@@ -139,10 +139,23 @@ pub struct Renamer {
     symbols: bool,
     scope_locals: bool,
     reason: Option<String>,
+    token_is_keyword: bool,
 }
 
 /// The canonical-name prefix when nothing collides with it.
 const BASE_PREFIX: &[u8] = b"kc";
+
+/// The first prefix `kc_`, `kc__`, ... that no kept name uses as
+/// `<prefix><digits>`.
+fn free_prefix(kept: &FxHashSet<Cow<'_, [u8]>>) -> Vec<u8> {
+    let mut prefix = BASE_PREFIX.to_vec();
+    loop {
+        prefix.push(b'_');
+        if !kept.iter().any(|k| is_numbered(k, &prefix)) {
+            return prefix;
+        }
+    }
+}
 
 impl Renamer {
     /// Prepares `options`.
@@ -168,7 +181,12 @@ impl Renamer {
         } else {
             FxHashSet::default()
         };
+        let token_is_keyword = options
+            .kernel_name
+            .as_ref()
+            .is_some_and(|n| is_keyword(super::kernel_token(n).as_bytes()));
         Renamer {
+            token_is_keyword,
             kernel_name: options.kernel_name.as_ref().map(|n| n.as_bytes().to_vec()),
             token: options
                 .kernel_name
@@ -194,22 +212,15 @@ impl Renamer {
 
     /// The canonical form of `text`.
     pub fn canonicalize(&self, text: &[u8]) -> Canonical {
-        let mut pass = Pass::new(self, BASE_PREFIX.to_vec(), false);
-        pass.run(text);
-        let collision = pass.collision;
-        let mut pass = if collision {
-            let prefix = self.free_prefix(text);
-            let mut second = Pass::new(self, prefix, true);
-            second.run(text);
-            second
-        } else {
-            pass
-        };
-        let renamed = std::mem::take(&mut pass.order)
-            .into_iter()
-            .map(|(from, to)| {
+        let pass = self.pass(text);
+        let renamed = pass
+            .order
+            .iter()
+            .map(|(from, taken)| {
+                let mut to = Vec::new();
+                pass.write_taken(*taken, &mut to);
                 (
-                    String::from_utf8_lossy(&from).into_owned(),
+                    String::from_utf8_lossy(from).into_owned(),
                     String::from_utf8_lossy(&to).into_owned(),
                 )
             })
@@ -226,20 +237,35 @@ impl Renamer {
         }
     }
 
-    /// The first prefix `kc_`, `kc__`, ... that no kept name uses as
-    /// `<prefix><digits>`.
-    fn free_prefix(&self, text: &[u8]) -> Vec<u8> {
-        let mut kept = FxHashSet::default();
-        let mut collect = Pass::new(self, BASE_PREFIX.to_vec(), false);
-        collect.kept = Some(&mut kept);
-        collect.run(text);
-        let mut prefix = BASE_PREFIX.to_vec();
-        loop {
-            prefix.push(b'_');
-            if !kept.iter().any(|k: &Vec<u8>| is_numbered(k, &prefix)) {
-                return prefix;
-            }
+    /// Just the canonical text of `text` (what a key needs), without the
+    /// renaming map [`Renamer::canonicalize`] also builds.
+    pub fn canonical_text(&self, text: &[u8]) -> Vec<u8> {
+        self.pass(text).out
+    }
+
+    /// Whether bound renaming is refused, and why.
+    pub fn refusal(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// The kernel token, when a kernel name was given.
+    pub fn kernel_token(&self) -> Option<&[u8]> {
+        self.token.as_deref()
+    }
+
+    /// Runs the unmarked pass, and the marked one when a kept name collides.
+    fn pass<'t>(&self, text: &'t [u8]) -> Pass<'_, 't, 't> {
+        let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false);
+        pass.run();
+        if pass.collision {
+            let mut kept = FxHashSet::default();
+            let mut collect = Pass::new(self, text, BASE_PREFIX.to_vec(), false);
+            collect.kept = Some(&mut kept);
+            collect.run();
+            pass = Pass::new(self, text, free_prefix(&kept), true);
+            pass.run();
         }
+        pass
     }
 
     /// What happens to a name at a renamable position.
@@ -280,45 +306,64 @@ enum Decision {
 }
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
-/// canonical name's index.
+/// canonical name's number.
 #[derive(Clone, Copy)]
 enum Taken {
-    Keep,
+    /// Kept; whether it could be mistaken for a canonical name or the token.
+    Keep { collides: bool },
     Token,
     Renamed(usize),
 }
 
 /// One pass over a kernel's tokens, writing its canonical text.
-struct Pass<'r, 'k> {
+///
+/// Kept bytes are copied in runs: only a renamed name interrupts a run.
+struct Pass<'r, 't, 'k> {
     renamer: &'r Renamer,
+    text: &'t [u8],
     prefix: Vec<u8>,
     marked: bool,
-    taken: FxHashMap<Vec<u8>, Taken>,
-    canonical: Vec<Vec<u8>>,
-    order: Vec<(Vec<u8>, Vec<u8>)>,
+    taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// Renamed names in order of first occurrence (the token included).
+    order: Vec<(Cow<'t, [u8]>, Taken)>,
+    renamed: usize,
+    /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for `n = 1`).
+    names: Vec<u8>,
+    ends: Vec<usize>,
     out: Vec<u8>,
+    /// How far `text` has been written out.
+    copied: usize,
     /// Set when a kept name could be mistaken for a canonical name or the token.
     collision: bool,
     /// When set, every kept name at a renamable position is collected here.
-    kept: Option<&'k mut FxHashSet<Vec<u8>>>,
+    kept: Option<&'k mut FxHashSet<Cow<'t, [u8]>>>,
 }
 
-impl<'r, 'k> Pass<'r, 'k> {
-    fn new(renamer: &'r Renamer, prefix: Vec<u8>, marked: bool) -> Self {
+impl<'r, 't, 'k> Pass<'r, 't, 'k> {
+    fn new(renamer: &'r Renamer, text: &'t [u8], prefix: Vec<u8>, marked: bool) -> Self {
         Pass {
             renamer,
+            text,
             prefix,
             marked,
-            taken: FxHashMap::default(),
-            canonical: Vec::new(),
+            // Most kernels bind a few hundred names at most: size for that.
+            taken: FxHashMap::with_capacity_and_hasher(
+                (text.len() / 32).clamp(16, 1024),
+                Default::default(),
+            ),
             order: Vec::new(),
+            renamed: 0,
+            names: Vec::new(),
+            ends: Vec::new(),
             out: Vec::new(),
+            copied: 0,
             collision: false,
             kept: None,
         }
     }
 
-    fn run(&mut self, text: &[u8]) {
+    fn run(&mut self) {
+        let text = self.text;
         self.out.reserve(text.len() + 16);
         if self.marked {
             self.out.extend_from_slice(b"/*kc0 ");
@@ -326,105 +371,118 @@ impl<'r, 'k> Pass<'r, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        for_each_token(text, |kind, span| {
-            let bytes = &text[span];
-            match kind {
-                TokenKind::Ident => {
-                    self.name(bytes, after_member);
-                    after_member = false;
-                }
-                TokenKind::LineComment
-                | TokenKind::BlockComment
-                | TokenKind::UnterminatedComment => self.comment(bytes),
-                TokenKind::Whitespace => self.out.extend_from_slice(bytes),
-                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
-                    after_member = true;
-                    self.out.extend_from_slice(bytes);
-                }
-                _ => {
-                    after_member = false;
-                    self.out.extend_from_slice(bytes);
-                }
+        for_each_token_spliced(text, |kind, span, spliced| match kind {
+            TokenKind::Ident => {
+                self.name(span.start, span.end, after_member, spliced);
+                after_member = false;
             }
+            TokenKind::LineComment | TokenKind::BlockComment | TokenKind::UnterminatedComment => {
+                self.comment(span.start, span.end)
+            }
+            TokenKind::Whitespace => {}
+            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
+            _ => after_member = false,
         });
+        self.out.extend_from_slice(&text[self.copied..]);
     }
 
     /// Words inside a comment: identifiers are renamed like code; nothing
     /// else there (quotes included) means anything.
-    fn comment(&mut self, bytes: &[u8]) {
-        let mut words = Word::lexer(bytes);
+    fn comment(&mut self, start: usize, end: usize) {
+        let mut words = Word::lexer(&self.text[start..end]);
         while let Some(word) = words.next() {
-            let piece = &bytes[words.span()];
-            match word {
-                Ok(Word::Ident) => self.name(piece, false),
-                _ => self.out.extend_from_slice(piece),
+            if let Ok(Word::Ident | Word::SplicedIdent) = word {
+                let span = words.span();
+                self.name(
+                    start + span.start,
+                    start + span.end,
+                    false,
+                    word == Ok(Word::SplicedIdent),
+                );
             }
         }
     }
 
     /// An identifier at a renamable position (`member`: right after `.`,
     /// `->` or `::`, where it is kept).
-    fn name(&mut self, written: &[u8], member: bool) {
-        let spelled = spelling(written);
+    #[inline]
+    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool) {
+        let text = self.text;
+        let spelled = if spliced {
+            spelling(&text[start..end])
+        } else {
+            Cow::Borrowed(&text[start..end])
+        };
         let taken = if member {
-            Taken::Keep
+            Taken::Keep {
+                collides: self.kept_collides(&spelled),
+            }
+        } else if is_keyword(&spelled) && !self.renamer.token_is_keyword {
+            // The commonest names never reach the map: a keyword is always
+            // kept, and only the kernel token could collide with one.
+            Taken::Keep { collides: false }
         } else {
             match self.taken.get(spelled.as_ref()) {
                 Some(&t) => t,
-                None => self.take(&spelled),
+                None => self.take(spelled.clone()),
             }
         };
+        if let Taken::Keep { collides } = taken {
+            self.collision |= collides;
+            if let Some(kept) = self.kept.as_deref_mut() {
+                kept.insert(spelled);
+            }
+            return;
+        }
+        self.out.extend_from_slice(&text[self.copied..start]);
+        self.copied = end;
+        let mut out = std::mem::take(&mut self.out);
+        self.write_taken(taken, &mut out);
+        self.out = out;
+    }
+
+    /// Writes what a renamed name (or the kernel's own name) becomes.
+    #[inline]
+    fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
         match taken {
-            Taken::Keep => {
-                self.out.extend_from_slice(written);
-                if self.kept_collides(&spelled) {
-                    self.collision = true;
-                }
-                if let Some(kept) = self.kept.as_deref_mut() {
-                    kept.insert(spelled.into_owned());
-                }
+            Taken::Keep { .. } => {}
+            Taken::Token if self.marked => {
+                out.extend_from_slice(&self.prefix);
+                out.push(b'0');
             }
-            Taken::Token => {
-                if self.marked {
-                    self.out.extend_from_slice(&self.prefix);
-                    self.out.push(b'0');
-                } else {
-                    let token = self.renamer.token.as_deref().unwrap_or_default();
-                    self.out.extend_from_slice(token);
-                }
+            Taken::Token => out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default()),
+            Taken::Renamed(n) => {
+                let start = if n >= 2 { self.ends[n - 2] } else { 0 };
+                out.extend_from_slice(&self.names[start..self.ends[n - 1]]);
             }
-            Taken::Renamed(i) => self.out.extend_from_slice(&self.canonical[i]),
         }
     }
 
     /// Takes the decision for a spelling met for the first time.
-    fn take(&mut self, spelled: &[u8]) -> Taken {
-        let taken = match self.renamer.decide(spelled) {
-            Decision::Keep => Taken::Keep,
+    fn take(&mut self, spelled: Cow<'t, [u8]>) -> Taken {
+        let taken = match self.renamer.decide(&spelled) {
+            Decision::Keep => Taken::Keep {
+                collides: self.kept_collides(&spelled),
+            },
             Decision::Token => {
-                let token = self.renamer.token.clone().unwrap_or_default();
-                if !self.marked && is_numbered(&token, BASE_PREFIX) {
+                let token = self.renamer.token.as_deref().unwrap_or_default();
+                if !self.marked && is_numbered(token, BASE_PREFIX) {
                     self.collision = true;
                 }
-                let to = if self.marked {
-                    let mut t = self.prefix.clone();
-                    t.push(b'0');
-                    t
-                } else {
-                    token
-                };
-                self.order.push((spelled.to_vec(), to));
                 Taken::Token
             }
             Decision::Rename => {
-                let mut name = self.prefix.clone();
-                name.extend_from_slice((self.canonical.len() + 1).to_string().as_bytes());
-                self.order.push((spelled.to_vec(), name.clone()));
-                self.canonical.push(name);
-                Taken::Renamed(self.canonical.len() - 1)
+                self.renamed += 1;
+                self.names.extend_from_slice(&self.prefix);
+                push_decimal(&mut self.names, self.renamed);
+                self.ends.push(self.names.len());
+                Taken::Renamed(self.renamed)
             }
         };
-        self.taken.insert(spelled.to_vec(), taken);
+        if !matches!(taken, Taken::Keep { .. }) {
+            self.order.push((spelled.clone(), taken));
+        }
+        self.taken.insert(spelled, taken);
         taken
     }
 
@@ -446,13 +504,30 @@ impl<'r, 'k> Pass<'r, 'k> {
 #[logos(subpattern ids = r"[A-Za-z_$\x80-\xFF]|(?&ucn)")]
 #[logos(subpattern idc = r"[A-Za-z0-9_$\x80-\xFF]|(?&ucn)")]
 enum Word {
-    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
+    #[regex(r"(?&ids)(?&idc)*", priority = 10)]
     Ident,
+    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
+    SplicedIdent,
     #[regex(r"\.?[0-9]((?&sp)*([0-9A-Za-z_$.\x80-\xFF]|[eEpP][+-]|'[0-9A-Za-z_]))*")]
     Number,
     #[regex(r"[^A-Za-z0-9_$.\\\x80-\xFF]+")]
     #[regex(r"[\x00-\xFF]", priority = 0)]
     Other,
+}
+
+/// Appends `n` in decimal (no allocation, unlike `to_string`).
+fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// `i` then digits.
@@ -486,7 +561,107 @@ pub fn is_reserved(name: &[u8]) -> bool {
 /// C, C++, CUDA and OpenCL C keywords (and the OpenCL and CUDA qualifiers a
 /// declaration can use), none of which a declaration can rebind.
 pub fn is_keyword(name: &[u8]) -> bool {
-    KEYWORDS.binary_search(&name).is_ok()
+    // A match compiles to a switch on length and first bytes: no search.
+    matches!(
+        name,
+            b"_Alignas"
+            | b"_Alignof"
+            | b"_Atomic"
+            | b"_Bool"
+            | b"_Complex"
+            | b"_Generic"
+            | b"_Imaginary"
+            | b"_Noreturn"
+            | b"_Static_assert"
+            | b"_Thread_local"
+            | b"__constant"
+            | b"__device__"
+            | b"__global"
+            | b"__global__"
+            | b"__host__"
+            | b"__kernel"
+            | b"__local"
+            | b"__private"
+            | b"__shared__"
+            | b"alignas"
+            | b"alignof"
+            | b"and"
+            | b"asm"
+            | b"auto"
+            | b"bool"
+            | b"break"
+            | b"case"
+            | b"catch"
+            | b"char"
+            | b"class"
+            | b"const"
+            | b"const_cast"
+            | b"constant"
+            | b"constexpr"
+            | b"continue"
+            | b"decltype"
+            | b"default"
+            | b"delete"
+            | b"do"
+            | b"double"
+            | b"dynamic_cast"
+            | b"else"
+            | b"enum"
+            | b"explicit"
+            | b"extern"
+            | b"false"
+            | b"float"
+            | b"for"
+            | b"friend"
+            | b"global"
+            | b"goto"
+            | b"half"
+            | b"if"
+            | b"inline"
+            | b"int"
+            | b"kernel"
+            | b"local"
+            | b"long"
+            | b"mutable"
+            | b"namespace"
+            | b"new"
+            | b"noexcept"
+            | b"not"
+            | b"nullptr"
+            | b"operator"
+            | b"or"
+            | b"private"
+            | b"protected"
+            | b"public"
+            | b"register"
+            | b"reinterpret_cast"
+            | b"restrict"
+            | b"return"
+            | b"short"
+            | b"signed"
+            | b"sizeof"
+            | b"static"
+            | b"static_assert"
+            | b"static_cast"
+            | b"struct"
+            | b"switch"
+            | b"template"
+            | b"this"
+            | b"thread_local"
+            | b"throw"
+            | b"true"
+            | b"try"
+            | b"typedef"
+            | b"typeid"
+            | b"typename"
+            | b"union"
+            | b"unsigned"
+            | b"using"
+            | b"virtual"
+            | b"void"
+            | b"volatile"
+            | b"while"
+    )
 }
 
 const KEYWORDS: &[&[u8]] = &[
