@@ -178,31 +178,7 @@ fn find<'a>(corpus: &'a [Kernel], file: &str) -> &'a Kernel {
 // regression tests at the end, which state the expected canonical texts).
 
 /// Kernel file, and the rule the current code breaks on it.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    (
-        "bug_non_latin1_identifier.c",
-        "a letter beyond U+00FF (θ, 中) does not continue an identifier: `i1θ` is lexed as \
-         `i1` + stray bytes, so the symbol is renamed inside a free name",
-    ),
-    (
-        "bug_latin1_string.c",
-        "a byte that is not UTF-8 inside a string literal ends it as an error token: \
-         names inside the string are renamed, code after it is kept",
-    ),
-    (
-        "bug_decrement_arrow.c",
-        "`-->` is lexed as `-` `->` instead of `--` `>`: the name after it is kept as a member",
-    ),
-    (
-        "bug_comment_before_directive.c",
-        "a `#` preceded by a block comment on its line starts a preprocessor line in C, \
-         but is lexed as code: names in the directive are renamed",
-    ),
-    (
-        "bug_ucn_spelling.c",
-        "`n2_\\u00e9` and `n2_é` are one identifier in C but two names to the renamer",
-    ),
-];
+const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 fn known_violation(file: &str) -> Option<&'static str> {
     KNOWN_VIOLATIONS
@@ -657,7 +633,8 @@ fn pieces(text: &[u8]) -> Vec<Piece<'_>> {
         match t.kind {
             TokenKind::Ident => {
                 out.push(Piece::Name(bytes, after_member));
-                after_member = false;
+                // `a.template f()`: the member is the name after `template`.
+                after_member = after_member && bytes == b"template";
             }
             k if k.is_comment() => comment_pieces(bytes, &mut out),
             TokenKind::Whitespace => out.push(Piece::Verbatim(bytes)),
@@ -683,6 +660,16 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
     let oracle = Oracle { o, refused };
     let token = o.kernel_name.as_deref().map(kcache::canon::kernel_token);
     let pieces = pieces(text);
+    // A name the rules would rename that also stands after a member operator
+    // may name a member the kernel declares: it is kept everywhere.
+    let members: HashSet<Vec<u8>> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Name(written, true) => Some(spelling(written).into_owned()),
+            _ => None,
+        })
+        .filter(|name| oracle.fate(name) != Fate::Keep)
+        .collect();
     // First occurrences, and the names kept as written.
     let mut order: Vec<(Vec<u8>, Fate)> = Vec::new();
     let mut seen = HashSet::new();
@@ -690,7 +677,7 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
     for p in &pieces {
         if let Piece::Name(written, member) = p {
             let name = spelling(written).into_owned();
-            let fate = if *member {
+            let fate = if *member || members.contains(&name) {
                 Fate::Keep
             } else {
                 oracle.fate(&name)
@@ -950,12 +937,11 @@ fn assert_canonical(file: &str, want: &str) {
 }
 
 #[test]
-#[ignore = "known violation: letters beyond U+00FF split identifiers (see KNOWN_VIOLATIONS)"]
 fn regression_letters_beyond_latin1_continue_an_identifier() {
     // `i1θ` is one identifier (a free name): renaming the symbol i1 inside it
     // makes `extern float i1θ` and `extern float i2θ` read alike, a wrong hit.
     assert_canonical(
-        "bug_non_latin1_identifier.c",
+        "c_non_latin1_identifier.c",
         "/* kc1 and kc2 are bound nodes; i1θ is a global from the prelude:\n   \
          each is one identifier (GCC accepts UTF-8 letters beyond U+00FF). */\n\
          extern float i1θ;\n\
@@ -965,12 +951,11 @@ fn regression_letters_beyond_latin1_continue_an_identifier() {
 }
 
 #[test]
-#[ignore = "known violation: a non-UTF-8 byte ends a string literal (see KNOWN_VIOLATIONS)"]
 fn regression_a_byte_that_is_not_utf8_stays_inside_its_string() {
     // Today `"caf\xE9 i2"` and `"caf\xE9 i3"` canonicalize alike: a wrong hit
     // between kernels that print different text.
     let corpus = corpus();
-    let k = find(&corpus, "bug_latin1_string.c");
+    let k = find(&corpus, "c_latin1_string.c");
     let want: &[u8] =
         b"/* Legacy output in Latin-1: the literal holds the byte 0xE9, not UTF-8. */\n\
 #include <stdio.h>\n\
@@ -981,10 +966,9 @@ for (int kc2 = 0; kc2 < 1; ++kc2) printf(\"caf\xe9 i2 %f\\n\", kc1[kc2]);\n}\n";
 }
 
 #[test]
-#[ignore = "known violation: `-->` is lexed as `-` `->` (see KNOWN_VIOLATIONS)"]
 fn regression_decrement_then_greater_is_not_an_arrow() {
     assert_canonical(
-        "bug_decrement_arrow.c",
+        "c_decrement_arrow.c",
         "/* A count-down loop written with -->, which C reads as -- then >. */\n\
          void countdown(float *kc1) {\n  int kc2 = 8;\n  \
          for (int kc3 = 0; kc2-->kc3; ) kc1[kc2] = (float)kc3;\n}\n",
@@ -992,22 +976,20 @@ fn regression_decrement_then_greater_is_not_an_arrow() {
 }
 
 #[test]
-#[ignore = "known violation: a directive after a comment is lexed as code (see KNOWN_VIOLATIONS)"]
 fn regression_a_directive_after_a_comment_is_a_preprocessor_line() {
     // Today `#include <i1.h>` and `#include <i2.h>` (each kernel looping over
     // its own symbol) canonicalize alike: a wrong hit across headers.
     assert_canonical(
-        "bug_comment_before_directive.c",
+        "c_comment_before_directive.c",
         "/* prelude */ #include <i1.h>\nvoid k(float *kc1) {\n  \
          for (int kc2 = 0; kc2 < 2; ++kc2) kc1[kc2] = 0.0f;\n}\n",
     );
 }
 
 #[test]
-#[ignore = "known violation: a UCN and its UTF-8 spelling are two names (see KNOWN_VIOLATIONS)"]
 fn regression_a_ucn_names_the_same_identifier_as_its_character() {
     let corpus = corpus();
-    let c = find(&corpus, "bug_ucn_spelling.c").canonical();
+    let c = find(&corpus, "c_ucn_spelling.c").canonical();
     let text = c.text_lossy();
     assert!(
         text.contains("void ucn_fwd(float *kc1, const float *kc2)"),

@@ -588,7 +588,7 @@ fn kernels_on(family: &str, devices: &[usize]) -> (Hooks, KernelCache<Val>, Arc<
 }
 
 fn fill_kernels(kernels: &KernelCache<Val>, ledger: &Ledger, devices: &[usize]) {
-    let source = Source::new("kernel void k(global float* a) { a[0] = 1; }");
+    let source = Source::from("kernel void k(global float* a) { a[0] = 1; }");
     for &d in devices {
         for name in ["k", "j"] {
             let key = KernelCache::<Val>::key(d, name, &source, &[("-O", "2")]);

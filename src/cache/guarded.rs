@@ -509,7 +509,7 @@ where
 /// let hooks = Hooks::new();
 /// let kernels: KernelCache<String> =
 ///     KernelCache::new("opencl", &hooks, GuardedCache::new(Handles::Owned));
-/// let source = Source::new("kernel void k() {}");
+/// let source = Source::from("kernel void k() {}");
 /// let key = KernelCache::<String>::key(0, "k", &source, &[("-O", "2")]);
 /// let program = kernels
 ///     .find_or_build(key, 0, || Ok::<_, GuardedError>("program".to_string()))

@@ -106,22 +106,53 @@ pub fn for_each_token(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>)) {
     for_each_token_spliced(src, |kind, span, _| f(kind, span))
 }
 
-/// Like [`for_each_token`], also telling whether an identifier contains a
-/// line splice (so only those need [`spelling`]).
+/// Like [`for_each_token`], also telling whether an identifier is spelled
+/// with a line splice or a universal character name (so only those need
+/// [`spelling`]).
 pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
     let mut lexer = Raw::lexer(src);
     while let Some(raw) = lexer.next() {
         let span = lexer.span();
-        let (kind, spliced) = match raw {
-            Ok(Raw::SplicedIdent) => (TokenKind::Ident, true),
+        let (kind, escaped) = match raw {
+            Ok(Raw::EscapedIdent) => (TokenKind::Ident, true),
             Ok(raw) => (raw.kind(), false),
             Err(()) => (TokenKind::Unknown, false),
         };
-        f(kind, span, spliced);
+        // A `#` is a directive only at the start of a logical line: comments
+        // (which C turns into a space) and blanks keep the line's start, any
+        // other token ends it, and a newline that is no splice begins a new one.
+        match kind {
+            TokenKind::Whitespace => {
+                if !lexer.extras.0 && has_line_break(src, span.clone()) {
+                    lexer.extras.0 = true;
+                }
+            }
+            k if k.is_comment() => {}
+            _ => lexer.extras.0 = false,
+        }
+        f(kind, span, escaped);
     }
 }
 
-/// The spelling of an identifier with its line splices removed.
+/// Whether the lexer stands at the start of a logical line (set by the token
+/// loop, read by the `#` callback).
+#[derive(Clone, Copy, Debug)]
+struct LineStart(bool);
+
+impl Default for LineStart {
+    fn default() -> Self {
+        LineStart(true)
+    }
+}
+
+/// Whether `src[span]` holds a newline that is not part of a line splice.
+fn has_line_break(src: &[u8], span: Range<usize>) -> bool {
+    (span.start..span.end).any(|i| src[i] == b'\n' && !newline_is_spliced(src, i))
+}
+
+/// The spelling of an identifier as C sees it: line splices removed and
+/// universal character names (`\u00e9`) written as the UTF-8 they name, so
+/// `caf\u00e9` and `café` are one name.
 pub fn spelling(ident: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if !ident.contains(&b'\\') {
         return std::borrow::Cow::Borrowed(ident);
@@ -129,15 +160,33 @@ pub fn spelling(ident: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let mut out = Vec::with_capacity(ident.len());
     let mut i = 0;
     while i < ident.len() {
-        match splice_len(ident, i) {
-            0 => {
-                out.push(ident[i]);
-                i += 1;
-            }
-            n => i += n,
+        if let n @ 1.. = splice_len(ident, i) {
+            i += n;
+            continue;
         }
+        if let Some((c, n)) = ucn(ident, i) {
+            let mut buf = [0; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            i += n;
+            continue;
+        }
+        out.push(ident[i]);
+        i += 1;
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// The character a universal character name at `i` names, and its length.
+/// A code point that is no character (a surrogate) is left as written.
+fn ucn(src: &[u8], i: usize) -> Option<(char, usize)> {
+    let digits = match (src.get(i), src.get(i + 1)) {
+        (Some(b'\\'), Some(b'u')) => 4,
+        (Some(b'\\'), Some(b'U')) => 8,
+        _ => return None,
+    };
+    let hex = std::str::from_utf8(src.get(i + 2..i + 2 + digits)?).ok()?;
+    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+    Some((c, 2 + digits))
 }
 
 /// The length of the line splice starting at `i` (`\` LF or `\` CR LF), or 0.
@@ -235,35 +284,6 @@ fn slash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
     }
 }
 
-/// Whether the `#` at `pos` is the first token on its (logical) line: only
-/// blanks, and line splices joining blank lines, stand before it.
-///
-/// A comment before the `#` makes it count as not first: the line is then
-/// lexed as code, which renames consistently and so stays sound.
-fn first_on_line(src: &[u8], pos: usize) -> bool {
-    let mut i = pos;
-    loop {
-        while i > 0 && matches!(src[i - 1], b' ' | b'\t' | b'\x0b' | b'\x0c' | b'\r') {
-            i -= 1;
-        }
-        if i == 0 {
-            return true;
-        }
-        if src[i - 1] != b'\n' {
-            return false;
-        }
-        if !newline_is_spliced(src, i - 1) {
-            return true;
-        }
-        // Step back over the splice: the `\`, and the CR if the splice is CRLF.
-        i -= 1;
-        if src[i - 1] == b'\r' {
-            i -= 1;
-        }
-        i -= 1;
-    }
-}
-
 /// Skips a string or character literal whose opening quote is at `i`, within
 /// one logical line; returns the index after its closing quote, or the line's
 /// end when unterminated.
@@ -287,15 +307,15 @@ fn skip_quoted(src: &[u8], i: usize) -> usize {
     src.len()
 }
 
-/// A `#`: a preprocessor line when first on its line, else a punctuator.
+/// A `#`: a preprocessor line when first on its logical line (only blanks,
+/// comments and line splices before it), else a punctuator.
 ///
 /// The line runs through its splices; a block comment inside it may carry it
 /// across newlines, and a quote or `//` inside it is honoured, as the
 /// preprocessor does.
 fn hash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
     let src = lex.source();
-    let start = lex.span().start;
-    if !first_on_line(src, start) {
+    if !lex.extras.0 {
         return TokenKind::Punct;
     }
     let mut i = lex.span().end;
@@ -389,27 +409,31 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
 #[logos(utf8 = false)]
 #[logos(subpattern sp = r"\\\r?\n")]
 #[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
-#[logos(subpattern ids = r"[A-Za-z_$\x80-\xFF]|(?&ucn)")]
-#[logos(subpattern idc = r"[A-Za-z0-9_$\x80-\xFF]|(?&ucn)")]
-#[logos(subpattern esc = r"\\(\r\n|[\x00-\xFF])")]
+#[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
+#[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
+#[logos(subpattern id0 = r"(?-u:[A-Za-z_$\x80-\xFF])")]
+#[logos(subpattern id1 = r"(?-u:[A-Za-z0-9_$\x80-\xFF])")]
+#[logos(subpattern esc = r"(?-u:\\(\r\n|[\x00-\xFF]))")]
 #[logos(subpattern pfx = r"u8|u|U|L")]
+#[logos(extras = LineStart)]
 enum Raw {
     #[regex(r"([ \t\n\r\x0B\x0C]|(?&sp))+")]
     Whitespace,
-    // Identifiers without a splice (nearly all) are told apart by the lexer,
-    // so only the rare spliced one is ever re-spelled.
-    #[regex(r"(?&ids)(?&idc)*", priority = 10)]
+    // Identifiers spelled plainly (nearly all) are told apart by the lexer,
+    // so only the rare one with a splice or a universal character name is
+    // ever re-spelled.
+    #[regex(r"(?&id0)(?&id1)*", priority = 10)]
     Ident,
     #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
-    SplicedIdent,
-    #[regex(r"\.?[0-9]((?&sp)*([0-9A-Za-z_$.\x80-\xFF]|[eEpP][+-]|'[0-9A-Za-z_]))*")]
+    EscapedIdent,
+    #[regex(r"\.?[0-9]((?&sp)*((?-u:[0-9A-Za-z_$.\x80-\xFF])|[eEpP][+-]|'[0-9A-Za-z_]))*")]
     Number,
-    #[regex(r#"(?&pfx)?"([^"\\\r\n]|(?&esc))*""#)]
+    #[regex(r#"(?&pfx)?"((?-u:[^"\\\r\n])|(?&esc))*""#)]
     Str,
-    #[regex(r#"(?&pfx)?"([^"\\\r\n]|(?&esc))*"#, priority = 1)]
-    #[regex(r#"(?&pfx)?'([^'\\\r\n]|(?&esc))*"#, priority = 1)]
+    #[regex(r#"(?&pfx)?"((?-u:[^"\\\r\n])|(?&esc))*"#, priority = 1)]
+    #[regex(r#"(?&pfx)?'((?-u:[^'\\\r\n])|(?&esc))*"#, priority = 1)]
     UnterminatedStr,
-    #[regex(r#"(?&pfx)?'([^'\\\r\n]|(?&esc))*'"#)]
+    #[regex(r#"(?&pfx)?'((?-u:[^'\\\r\n])|(?&esc))*'"#)]
     Char,
     // Tokens a callback finishes, and whose kind it decides.
     #[regex(r#"(?&pfx)?R""#, raw_string)]
@@ -423,6 +447,9 @@ enum Raw {
     Arrow,
     #[regex(r":(?&sp)*:")]
     ColonColon,
+    // `--` is one token, so `a-->b` is `a -- > b`, not `a - -> b`.
+    #[regex(r"-(?&sp)*-")]
+    Decrement,
     #[token(b"...")]
     #[regex(r"[!%&*+,\-:;<=>?^|~(){}\[\]@`]")]
     Punct,
@@ -432,7 +459,8 @@ impl Raw {
     fn kind(self) -> TokenKind {
         match self {
             Raw::Whitespace => TokenKind::Whitespace,
-            Raw::Ident | Raw::SplicedIdent => TokenKind::Ident,
+            Raw::Ident | Raw::EscapedIdent => TokenKind::Ident,
+            Raw::Decrement => TokenKind::Punct,
             Raw::Number => TokenKind::Number,
             Raw::Str => TokenKind::Str,
             Raw::Char => TokenKind::Char,
