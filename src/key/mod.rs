@@ -242,7 +242,11 @@ pub struct ProgramKeyInput<'a> {
     /// The option list, in order: compiler flags can depend on their order.
     pub options: &'a [String],
     /// The kernel's canonical text ([`crate::canon::canonical_kernel`]).
-    pub canonical: &'a str,
+    pub canonical: &'a [u8],
+    /// The kernel token its own name contributes ([`crate::canon::kernel_token`]):
+    /// the canonical text determines a kernel up to renaming only together
+    /// with it.
+    pub kernel_token: Option<&'a str>,
     /// Digests of whatever else the compile reads (the headers a kernel
     /// includes), in a deterministic order.
     pub extra: &'a [Digest],
@@ -261,6 +265,10 @@ pub fn program_key(input: &ProgramKeyInput<'_>) -> Digest {
     for o in input.options {
         h.part(o);
     }
+    match input.kernel_token {
+        Some(t) => h.part([1]).part(t),
+        None => h.part([0]),
+    };
     h.part(input.canonical)
         .part((input.extra.len() as u64).to_le_bytes());
     for d in input.extra {
@@ -374,7 +382,8 @@ mod tests {
             backend: "cc",
             identity: "gcc 12",
             options,
-            canonical: "void k(){}",
+            canonical: b"void k(){}",
+            kernel_token: Some("k"),
             extra,
         };
         f(&mut input);
@@ -388,7 +397,9 @@ mod tests {
         assert_ne!(base, pkey(|i| i.backend = "opencl"));
         assert_ne!(base, pkey(|i| i.identity = "gcc 13"));
         assert_ne!(base, pkey(|i| i.options = &[]));
-        assert_ne!(base, pkey(|i| i.canonical = "void k(){ }"));
+        assert_ne!(base, pkey(|i| i.canonical = b"void k(){ }"));
+        assert_ne!(base, pkey(|i| i.kernel_token = Some("k2")));
+        assert_ne!(base, pkey(|i| i.kernel_token = None));
         assert_ne!(base, pkey(|i| i.extra = &[]));
     }
 

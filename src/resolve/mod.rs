@@ -1,1 +1,4 @@
 //! The batch resolver (issue 3).
+
+pub mod census;
+pub mod split;
