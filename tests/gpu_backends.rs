@@ -369,3 +369,318 @@ mod opencl {
         assert!(cl.identity().contains("driver="), "{}", cl.identity());
     }
 }
+
+mod cuda {
+    use super::*;
+    use kcache::backend::cuda::{probe, Cuda, CudaConfig, CudaTarget};
+
+    const SAXPY: &str = r#"extern "C" __global__ void saxpy(float* y, const float* x, int n, int a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}"#;
+    const SCALE: &str = r#"extern "C" __global__ void scale(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= FACTOR;
+}"#;
+    const SQUARE: &str = r#"extern "C" __global__ void square(float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * x[i];
+}"#;
+
+    fn group() -> [KernelSource<'static>; 3] {
+        [
+            KernelSource {
+                symbol: "saxpy",
+                text: SAXPY,
+            },
+            KernelSource {
+                symbol: "scale",
+                text: SCALE,
+            },
+            KernelSource {
+                symbol: "square",
+                text: SQUARE,
+            },
+        ]
+    }
+
+    fn backend(config: &CudaConfig) -> Option<Cuda> {
+        available("cuda", Cuda::new(config))
+    }
+
+    /// A backend that can launch, or `None` after saying why not (failing
+    /// where `cuda-launch` is required).
+    fn runner() -> Option<Cuda> {
+        let cuda = backend(&CudaConfig::default())?;
+        if cuda.can_run() {
+            return Some(cuda);
+        }
+        let reason = cuda.no_device_reason().unwrap_or("no device").to_string();
+        assert!(
+            !required("cuda-launch"),
+            "CUDA launches are required here: {reason}"
+        );
+        eprintln!("skipped: CUDA launch: {reason}");
+        None
+    }
+
+    #[test]
+    fn probe_agrees_with_the_constructor() {
+        let info = probe();
+        assert_eq!(info.backend, "cuda");
+        let cuda = Cuda::new(&CudaConfig::default());
+        assert_eq!(info.available, cuda.is_ok(), "{info:?}");
+        match cuda {
+            Ok(cuda) => {
+                let version = info.version.clone().unwrap();
+                assert!(version.contains(&cuda.nvrtc_version()), "{info:?}");
+                // Compile only exactly when the probe gives a reason.
+                assert_eq!(cuda.can_run(), info.reason.is_none(), "{info:?}");
+                assert_eq!(cuda.can_run(), !info.devices.is_empty(), "{info:?}");
+            }
+            Err(_) => assert!(info.reason.is_some(), "{info:?}"),
+        }
+    }
+
+    #[test]
+    fn a_group_compiles_to_one_cubin() {
+        let Some(cuda) = backend(&CudaConfig::default()) else {
+            return;
+        };
+        let kernels = group();
+        let opts = options(&["-DFACTOR=3.0f", "--use_fast_math"]);
+        let compiled = cuda.compile(&job(&kernels, &opts)).unwrap();
+        assert!(compiled.binary.starts_with(b"\x7fELF"), "not a cubin");
+        assert_eq!(compiled.program.symbols(), ["saxpy", "scale", "square"]);
+        assert_eq!(compiled.program.is_loaded(), cuda.can_run());
+        // Every kernel of the group is in the one image.
+        for symbol in ["saxpy", "scale", "square"] {
+            let found = compiled
+                .binary
+                .windows(symbol.len())
+                .any(|w| w == symbol.as_bytes());
+            assert!(found, "no `{symbol}` in the cubin");
+        }
+    }
+
+    #[test]
+    fn ptx_is_text_for_the_virtual_architecture() {
+        let config = CudaConfig {
+            arch: Some("sm_80".into()),
+            target: CudaTarget::Ptx,
+            ..CudaConfig::default()
+        };
+        let Some(cuda) = backend(&config) else { return };
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=3.0f"])))
+            .unwrap();
+        let ptx = std::str::from_utf8(&compiled.binary).unwrap();
+        assert!(ptx.contains(".target sm_80"), "{ptx}");
+        assert!(ptx.contains(".entry saxpy") && ptx.contains(".entry square"));
+        assert!(!ptx.contains('\0'));
+        let program = cuda.load(&compiled.binary, &["saxpy"]).unwrap();
+        assert_eq!(program.symbols(), ["saxpy"]);
+    }
+
+    #[test]
+    fn the_architecture_and_target_are_in_the_identity_and_decide_the_bytes() {
+        let at = |arch: &str, target| CudaConfig {
+            arch: Some(arch.into()),
+            target,
+            compile_only: true,
+            ..CudaConfig::default()
+        };
+        let Some(sm80) = backend(&at("sm_80", CudaTarget::Cubin)) else {
+            return;
+        };
+        let sm90 = backend(&at("sm_90", CudaTarget::Cubin)).unwrap();
+        let ptx80 = backend(&at("sm_80", CudaTarget::Ptx)).unwrap();
+        assert!(sm80.identity().contains("sm_80"), "{}", sm80.identity());
+        assert!(sm80.identity().contains(&sm80.nvrtc_version()));
+        assert_ne!(sm80.identity(), sm90.identity());
+        assert_ne!(sm80.identity(), ptx80.identity());
+        assert_eq!(
+            sm80.identity(),
+            backend(&at("80", CudaTarget::Cubin)).unwrap().identity()
+        );
+
+        let kernels = group();
+        let opts = options(&["-DFACTOR=3.0f"]);
+        let a = sm80.compile(&job(&kernels, &opts)).unwrap().binary;
+        let b = sm90.compile(&job(&kernels, &opts)).unwrap().binary;
+        assert_ne!(a, b, "sm_80 and sm_90 compiled to the same cubin");
+        // Same inputs, same bytes: what makes a persisted binary reusable.
+        assert_eq!(a, sm80.compile(&job(&kernels, &opts)).unwrap().binary);
+    }
+
+    #[test]
+    fn a_compile_error_names_the_group_and_carries_nvrtcs_log() {
+        let Some(cuda) = backend(&CudaConfig::default()) else {
+            return;
+        };
+        let kernels = [
+            KernelSource {
+                symbol: "square",
+                text: SQUARE,
+            },
+            KernelSource {
+                symbol: "broken",
+                text: r#"extern "C" __global__ void broken(float* x) { x[0] = undeclared_name; }"#,
+            },
+        ];
+        let err = cuda.compile(&job(&kernels, &[])).unwrap_err();
+        assert_compile_error(err, "cuda", &["square", "broken"], "broken");
+    }
+
+    #[test]
+    fn architecture_options_and_unknown_architectures_are_refused() {
+        let Some(cuda) = backend(&CudaConfig::default()) else {
+            return;
+        };
+        let kernels = group();
+        let err = cuda
+            .compile(&job(&kernels, &options(&["-arch=sm_70"])))
+            .unwrap_err();
+        assert!(
+            matches!(err, BackendError::Compile { ref log, .. } if log.contains("CudaConfig::arch")),
+            "{err:?}"
+        );
+        for arch in ["sm_10", "not_an_arch"] {
+            let config = CudaConfig {
+                arch: Some(arch.into()),
+                ..CudaConfig::default()
+            };
+            let err = Cuda::new(&config).unwrap_err();
+            assert!(
+                matches!(err, BackendError::Unavailable { ref reason, .. } if reason.contains(arch)),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_instance_loads_the_binary() {
+        let Some(cuda) = backend(&CudaConfig::default()) else {
+            return;
+        };
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=3.0f"])))
+            .unwrap();
+        drop(cuda);
+        let fresh = backend(&CudaConfig::default()).unwrap();
+        let program = fresh
+            .load(&compiled.binary, &["saxpy", "scale", "square"])
+            .unwrap();
+        assert_eq!(program.is_loaded(), fresh.can_run());
+
+        let err = fresh.load(b"\x7fELF but not a cubin", &["saxpy"]);
+        if fresh.can_run() {
+            assert!(matches!(err, Err(BackendError::Load { .. })), "{err:?}");
+        }
+        let err = fresh
+            .load(b"// PTX\n.version 8.0\n", &["saxpy"])
+            .unwrap_err();
+        assert!(matches!(err, BackendError::Load { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn an_explicit_nvrtc_location_is_the_only_one_tried() {
+        let Some(cuda) = backend(&CudaConfig::default()) else {
+            return;
+        };
+        // The directory the search found works when named explicitly...
+        let dir = cuda.nvrtc_path().parent().unwrap().to_path_buf();
+        let explicit = CudaConfig {
+            nvrtc: Some(dir),
+            ..CudaConfig::default()
+        };
+        assert_eq!(
+            Cuda::new(&explicit).unwrap().nvrtc_version(),
+            cuda.nvrtc_version()
+        );
+        // ...and a wrong one is an error naming it, not a fallback.
+        let empty = tempfile::tempdir().unwrap();
+        let wrong = CudaConfig {
+            nvrtc: Some(empty.path().to_path_buf()),
+            ..CudaConfig::default()
+        };
+        let err = Cuda::new(&wrong).unwrap_err();
+        assert!(
+            matches!(err, BackendError::Unavailable { ref reason, .. }
+                if reason.contains(&empty.path().display().to_string())),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn without_a_device_a_launch_is_refused_not_panicking() {
+        let config = CudaConfig {
+            compile_only: true,
+            ..CudaConfig::default()
+        };
+        let Some(cuda) = backend(&config) else { return };
+        assert!(!cuda.can_run());
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=3.0f"])))
+            .unwrap();
+        let mut launch = Launch {
+            buffers: vec![vec![1.0; 4]],
+            scalars: vec![4],
+            global: [4, 1, 1],
+            local: [1, 1, 1],
+        };
+        let err = cuda
+            .launch(&compiled.program, "square", &mut launch)
+            .unwrap_err();
+        assert!(
+            matches!(err, BackendError::Launch { ref reason, .. } if reason.contains("compile only")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn launch_each_kernel_of_a_group() {
+        let Some(cuda) = runner() else { return };
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=3.0f"])))
+            .unwrap();
+        run_group(&cuda, &compiled.program, 3.0);
+    }
+
+    #[test]
+    fn launch_from_a_binary_loaded_by_a_new_instance() {
+        let Some(cuda) = runner() else { return };
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=0.5f"])))
+            .unwrap();
+        drop(cuda);
+        let fresh = runner().unwrap();
+        let program = fresh
+            .load(&compiled.binary, &["saxpy", "scale", "square"])
+            .unwrap();
+        run_group(&fresh, &program, 0.5);
+        let err = fresh.load(&compiled.binary, &["nope"]).unwrap_err();
+        assert!(matches!(err, BackendError::MissingSymbol { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn launch_ptx_loaded_by_the_driver() {
+        let Some(device) = runner() else { return };
+        let config = CudaConfig {
+            target: CudaTarget::Ptx,
+            ..CudaConfig::default()
+        };
+        let cuda = backend(&config).unwrap();
+        let kernels = group();
+        let compiled = cuda
+            .compile(&job(&kernels, &options(&["-DFACTOR=3.0f"])))
+            .unwrap();
+        drop(device);
+        run_group(&cuda, &compiled.program, 3.0);
+    }
+}

@@ -1,6 +1,6 @@
 //! What the GPU backends (OpenCL, CUDA, Vulkan) share: checking a compile job
-//! before it reaches a driver, the work-size rules of [`Launch`], and finding
-//! a tool on `PATH`.
+//! before it reaches a driver, the work-size rules of [`Launch`], finding a
+//! tool on `PATH`, and the shapes of their errors and probe records.
 //!
 //! # Work sizes
 //!
@@ -12,7 +12,28 @@
 //!   a kernel may see more threads than `global` and must guard its index
 //!   (`if (i < n)`), as CUDA kernels always do.
 
-use super::{BackendError, CompileJob, Launch};
+use std::path::{Path, PathBuf};
+
+use super::{BackendError, BackendInfo, CompileJob, Launch};
+
+/// [`BackendError::Unavailable`] for `family`.
+pub(crate) fn unavailable(family: &'static str, reason: impl Into<String>) -> BackendError {
+    BackendError::Unavailable {
+        backend: family,
+        reason: reason.into(),
+    }
+}
+
+/// A probe's record before it found anything: unavailable, no reason yet.
+pub(crate) fn info(family: &str) -> BackendInfo {
+    BackendInfo {
+        backend: family.into(),
+        available: false,
+        version: None,
+        devices: Vec::new(),
+        reason: None,
+    }
+}
 
 /// Checks what every GPU compile needs before a driver sees it: at least one
 /// kernel, symbols that are identifiers and distinct, and no NUL byte in a
@@ -99,6 +120,19 @@ pub(crate) fn local_size(launch: &Launch) -> Option<[usize; 3]> {
 /// Work-groups per dimension: `ceil(global / local)`.
 pub(crate) fn group_count(global: [usize; 3], local: [usize; 3]) -> [usize; 3] {
     [0, 1, 2].map(|d| global[d].div_ceil(local[d].max(1)))
+}
+
+/// The first executable named `name` on `PATH`.
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]

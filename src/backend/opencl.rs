@@ -215,21 +215,12 @@ fn enumerate() -> Result<Vec<Found>, String> {
 }
 
 fn unavailable(reason: impl Into<String>) -> BackendError {
-    BackendError::Unavailable {
-        backend: FAMILY,
-        reason: reason.into(),
-    }
+    gpu::unavailable(FAMILY, reason)
 }
 
 /// What `kcache backends` shows for OpenCL. Never panics; needs no GPU.
 pub fn probe() -> BackendInfo {
-    let mut info = BackendInfo {
-        backend: FAMILY.into(),
-        available: false,
-        version: None,
-        devices: Vec::new(),
-        reason: None,
-    };
+    let mut info = gpu::info(FAMILY);
     let _serialized = device_state();
     match enumerate() {
         Ok(found) => {
