@@ -898,11 +898,7 @@ impl Backend for Cuda {
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<CudaProgram>, BackendError> {
         gpu::check_job(FAMILY, job)?;
-        let fail = |log: String| BackendError::Compile {
-            backend: FAMILY,
-            kernels: gpu::kernel_names(job),
-            log,
-        };
+        let fail = gpu::compile_error(FAMILY, job);
         if let Some(option) = job.options.iter().find(|o| sets_arch(o)) {
             return Err(fail(format!(
                 "`{option}`: the architecture is the backend's configuration (CudaConfig::arch), not an option"

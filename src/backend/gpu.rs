@@ -39,11 +39,7 @@ pub(crate) fn info(family: &str) -> BackendInfo {
 /// kernel, symbols that are identifiers and distinct, and no NUL byte in a
 /// text or an option (C strings cannot carry it, and some bindings panic).
 pub(crate) fn check_job(family: &'static str, job: &CompileJob<'_>) -> Result<(), BackendError> {
-    let fail = |log: String| BackendError::Compile {
-        backend: family,
-        kernels: kernel_names(job),
-        log,
-    };
+    let fail = compile_error(family, job);
     if job.kernels.is_empty() {
         return Err(fail("the group has no kernels".into()));
     }
@@ -77,6 +73,18 @@ pub(crate) fn check_job(family: &'static str, job: &CompileJob<'_>) -> Result<()
     Ok(())
 }
 
+/// Makes the [`BackendError::Compile`] of `job`'s group from a log.
+pub(crate) fn compile_error<'a>(
+    family: &'static str,
+    job: &'a CompileJob<'_>,
+) -> impl Fn(String) -> BackendError + Copy + 'a {
+    move |log| BackendError::Compile {
+        backend: family,
+        kernels: kernel_names(job),
+        log,
+    }
+}
+
 /// The symbols of a job's kernels, for [`BackendError::Compile`].
 pub(crate) fn kernel_names(job: &CompileJob<'_>) -> Vec<String> {
     job.kernels.iter().map(|k| k.symbol.to_string()).collect()
@@ -104,6 +112,49 @@ pub(crate) fn concatenate(job: &CompileJob<'_>) -> String {
         }
     }
     source
+}
+
+/// Wraps program bytes for a driver that does not survive bad ones (PoCL
+/// aborts the process on a truncated program binary): `magic` (8 bytes), the
+/// format `version` (`u32`, little-endian), the payload's blake3 digest, then
+/// the payload. [`unseal`] checks all three before a driver sees a byte.
+pub(crate) fn seal(magic: &[u8; 8], version: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 4 + 32 + payload.len());
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(blake3::hash(payload).as_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The payload [`seal`] wrapped, or why `bytes` are not such a program.
+pub(crate) fn unseal<'a>(
+    magic: &[u8; 8],
+    version: u32,
+    bytes: &'a [u8],
+) -> Result<&'a [u8], String> {
+    let rest = bytes.strip_prefix(magic.as_slice()).ok_or_else(|| {
+        format!(
+            "not a kcache program (no `{}` header)",
+            String::from_utf8_lossy(magic)
+        )
+    })?;
+    let (found, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or("truncated program header")?;
+    let found = u32::from_le_bytes(*found);
+    if found != version {
+        return Err(format!(
+            "program format version {found}, expected {version}"
+        ));
+    }
+    let (digest, payload) = rest
+        .split_first_chunk::<32>()
+        .ok_or("truncated program header")?;
+    if blake3::hash(payload).as_bytes() != digest {
+        return Err("the program bytes are corrupt or truncated (digest mismatch)".into());
+    }
+    Ok(payload)
 }
 
 /// `global` with zeros counted as ones.
@@ -202,6 +253,22 @@ mod tests {
             concatenate(&job(&kernels, &[])),
             "#line 1 \"a\"\nx\n#line 1 \"b\"\ny\n"
         );
+    }
+
+    #[test]
+    fn sealed_bytes_round_trip_and_any_damage_is_caught() {
+        let sealed = seal(b"KCTESTPR", 3, b"payload");
+        assert_eq!(unseal(b"KCTESTPR", 3, &sealed), Ok(&b"payload"[..]));
+        assert!(unseal(b"KCOTHERS", 3, &sealed).is_err());
+        assert!(unseal(b"KCTESTPR", 4, &sealed).is_err());
+        for len in 0..sealed.len() {
+            assert!(unseal(b"KCTESTPR", 3, &sealed[..len]).is_err(), "{len}");
+        }
+        for at in 0..sealed.len() {
+            let mut flipped = sealed.clone();
+            flipped[at] ^= 1;
+            assert!(unseal(b"KCTESTPR", 3, &flipped).is_err(), "{at}");
+        }
     }
 
     #[test]

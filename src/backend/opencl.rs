@@ -3,8 +3,11 @@
 //! A group of OpenCL C kernels is concatenated into one program source and
 //! built with the option list as build options (joined by spaces, so an
 //! option must not itself contain a space). The program's bytes are its
-//! `CL_PROGRAM_BINARIES` for the device; [`Backend::load`] rebuilds a program
-//! from them, in this process or a fresh one.
+//! `CL_PROGRAM_BINARIES` for the device, sealed with a header and a digest
+//! (`backend::gpu::seal`, magic `KCCLPROG`): PoCL aborts the whole process on
+//! a truncated program binary, so [`Backend::load`] checks the bytes before
+//! the driver sees them, then rebuilds the program from them, in this process
+//! or a fresh one.
 //!
 //! Kernels take their [`Launch`] arguments in the crate's order: the `f32`
 //! buffers as `__global float*` parameters, then the `i32` scalars as `int`
@@ -46,6 +49,8 @@ use super::gpu;
 use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
 
 const FAMILY: &str = "opencl";
+const MAGIC: &[u8; 8] = b"KCCLPROG";
+const FORMAT_VERSION: u32 = 1;
 
 /// Which OpenCL device the backend compiles for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -306,11 +311,7 @@ impl Backend for OpenCl {
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<OpenClProgram>, BackendError> {
         gpu::check_job(FAMILY, job)?;
-        let fail = |log: String| BackendError::Compile {
-            backend: FAMILY,
-            kernels: gpu::kernel_names(job),
-            log,
-        };
+        let fail = gpu::compile_error(FAMILY, job);
         let source = gpu::concatenate(job);
         let mut program = Program::create_from_source(&self.device.context, &source)
             .map_err(|e| fail(format!("clCreateProgramWithSource: {e}")))?;
@@ -341,7 +342,7 @@ impl Backend for OpenCl {
         }
         Ok(Compiled {
             program: Arc::new(program),
-            binary,
+            binary: gpu::seal(MAGIC, FORMAT_VERSION, &binary),
         })
     }
 
@@ -350,6 +351,7 @@ impl Backend for OpenCl {
             backend: FAMILY,
             reason,
         };
+        let binary = gpu::unseal(MAGIC, FORMAT_VERSION, binary).map_err(fail)?;
         if binary.is_empty() {
             return Err(fail("empty program binary".into()));
         }
