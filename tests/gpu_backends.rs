@@ -280,6 +280,46 @@ fn check_bad_loads<B: Backend>(
     Some((backend, binary))
 }
 
+/// Groups compiled from several threads at once (as the resolver compiles a
+/// split batch) each get their own program: where the backend runs here,
+/// each program and the program loaded from its bytes give their own
+/// results; where it cannot, the bytes are those a sequential compile gives.
+/// (PoCL's program binaries are not reproducible byte for byte: they carry
+/// what its own cache had already built.)
+fn check_concurrent_compiles<B: Backend>(backend: Option<B>, texts: [&'static str; 3]) {
+    let Some(backend) = backend else { return };
+    let factors = ["1.0f", "2.0f", "3.0f", "4.0f"];
+    let binaries: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = factors
+            .iter()
+            .enumerate()
+            .map(|(i, factor)| {
+                let backend = &backend;
+                scope.spawn(move || {
+                    let compiled = compile_group(backend, texts, factor);
+                    if backend.can_run() {
+                        run_group(backend, &compiled.program, (i + 1) as f32);
+                    }
+                    compiled.binary
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, (factor, binary)) in factors.iter().zip(&binaries).enumerate() {
+        if backend.can_run() {
+            let program = backend.load(binary, &SYMBOLS).unwrap();
+            run_group(&backend, &program, (i + 1) as f32);
+        } else {
+            let sequential = compile_group(&backend, texts, factor).binary;
+            assert!(
+                binary == &sequential,
+                "FACTOR={factor}: the concurrent compile gave other bytes"
+            );
+        }
+    }
+}
+
 /// A program's bytes with any one byte flipped, or the last one dropped, are
 /// refused as a load error before a driver parses them (PoCL aborts the
 /// process on a truncated binary).
@@ -399,6 +439,11 @@ mod opencl {
     #[test]
     fn a_new_instance_loads_the_binary_and_runs_it() {
         check_new_instance_runs(backend, TEXTS);
+    }
+
+    #[test]
+    fn groups_compile_concurrently() {
+        check_concurrent_compiles(backend(), TEXTS);
     }
 
     #[test]
@@ -565,6 +610,11 @@ mod cuda {
         assert_ne!(a, b, "sm_80 and sm_90 compiled to the same cubin");
         // Same inputs, same bytes: what makes a persisted binary reusable.
         assert_eq!(a, compile_group(&sm80, TEXTS, "3.0f").binary);
+    }
+
+    #[test]
+    fn groups_compile_concurrently() {
+        check_concurrent_compiles(default(), TEXTS);
     }
 
     #[test]
@@ -801,6 +851,11 @@ void square() {
     #[test]
     fn a_new_instance_loads_the_binary_and_runs_it() {
         check_new_instance_runs(backend, TEXTS);
+    }
+
+    #[test]
+    fn groups_compile_concurrently() {
+        check_concurrent_compiles(backend(), TEXTS);
     }
 
     #[test]
