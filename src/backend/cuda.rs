@@ -704,28 +704,32 @@ fn unavailable(reason: impl Into<String>) -> BackendError {
 /// only, and the reason says so.
 pub fn probe() -> BackendInfo {
     let mut info = gpu::info(FAMILY);
-    let nvrtc = match default_nvrtc() {
-        Ok(nvrtc) => nvrtc,
-        Err(reason) => {
-            info.reason = Some(reason);
-            return info;
-        }
-    };
-    info.available = true;
-    info.version = Some(format!(
-        "NVRTC {} ({})",
-        nvrtc.version_string(),
-        nvrtc.path.display()
-    ));
+    // Devices are listed even without NVRTC: "a GPU, but no compiler" is
+    // what a user needs to read.
     let devices = device_count().and_then(|count| {
         (0..count)
             .map(|i| guarded("the CUDA driver", || describe_device(i)))
             .collect::<Result<Vec<_>, _>>()
     });
-    match devices {
-        Ok(devices) if !devices.is_empty() => info.devices = devices,
-        Ok(_) => info.reason = Some(compile_only_reason("no CUDA device")),
-        Err(reason) => info.reason = Some(compile_only_reason(&reason)),
+    let no_device = match devices {
+        Ok(devices) if !devices.is_empty() => {
+            info.devices = devices;
+            None
+        }
+        Ok(_) => Some("no CUDA device".to_string()),
+        Err(reason) => Some(reason),
+    };
+    match default_nvrtc() {
+        Ok(nvrtc) => {
+            info.available = true;
+            info.version = Some(format!(
+                "NVRTC {} ({})",
+                nvrtc.version_string(),
+                nvrtc.path.display()
+            ));
+            info.reason = no_device.map(|why| compile_only_reason(&why));
+        }
+        Err(reason) => info.reason = Some(reason),
     }
     info
 }

@@ -715,8 +715,12 @@ fn instance() -> Result<(ash::Entry, ash::Instance, u32), String> {
         .api_version(api);
     let info = vk::InstanceCreateInfo::default().application_info(&app);
     // SAFETY: a valid create info with no extensions or layers.
-    let instance = unsafe { entry.create_instance(&info, None) }
-        .map_err(|e| format!("vkCreateInstance: {e}"))?;
+    let instance = unsafe { entry.create_instance(&info, None) }.map_err(|e| match e {
+        vk::Result::ERROR_INCOMPATIBLE_DRIVER => format!(
+            "no Vulkan driver (vkCreateInstance: {e}); install one, e.g. `mesa-vulkan-drivers` (lavapipe)"
+        ),
+        e => format!("vkCreateInstance: {e}"),
+    })?;
     Ok((entry, instance, api))
 }
 
