@@ -115,9 +115,7 @@ fn field_digest_at<'a>(
     parts: impl IntoIterator<Item = &'a [u8]>,
 ) -> Digest {
     let mut h = PartsHasher::new();
-    h.part(b"kcache-key")
-        .part(version.to_le_bytes())
-        .part(field);
+    h.part(b"kcache-key").part(version.to_le_bytes()).part(field);
     for p in parts {
         h.part(p);
     }
