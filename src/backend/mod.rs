@@ -12,6 +12,10 @@ use std::fmt;
 use std::sync::Arc;
 
 pub mod cc;
+pub mod cuda;
+mod gpu;
+pub mod opencl;
+pub mod vulkan;
 
 /// One kernel of a group, as the renderer wrote it.
 #[derive(Clone, Copy, Debug)]
