@@ -1,4 +1,595 @@
-//! The batch resolver (issue 3).
+//! The batch resolver: a batch of rendered kernels in, a loaded program and
+//! the symbol to call out, per kernel, compiling only what nothing earlier
+//! compiled.
+//!
+//! [`Resolver::resolve`] follows one protocol:
+//!
+//! 1. Every kernel is canonicalized and keyed ([`crate::key::program_key`]:
+//!    the canonical text and kernel token, the option list, the backend's
+//!    identity, and what else the compile reads), then looked up in the code
+//!    cache without the lock.
+//! 2. If any missed (or `always_lock` is set), the lock is taken and the misses
+//!    are looked up again: another thread may just have published them. What
+//!    is still missing is looked up in the persistent store, if there is one.
+//! 3. `before_compile` runs, still under the lock.
+//! 4. What remains is compiled there: one representative per distinct key
+//!    (the first in batch order; the others share its program and symbol),
+//!    grouped by option list in batch order. A group never holds two kernels
+//!    under one symbol (a batch of search candidates often renders one name
+//!    several times): such a kernel starts a group of its own.
+//! 5. Without a split, each group compiles as one program and is published
+//!    as soon as its compile returned, so a failing group publishes nothing
+//!    (earlier groups stay) and its error propagates; the next resolve
+//!    compiles those kernels afresh. With a split ([`split::programs_for`],
+//!    [`split::chunks`]) that cuts any group, every program of the batch is
+//!    compiled at once (the first on the calling thread, the others on rayon
+//!    or scoped OS threads), all joined before `resolve` returns or fails; then
+//!    each success is published in batch order and the first failure in batch
+//!    order is returned.
+//!
+//! Each kernel's answer is the program holding its code and the symbol to
+//! look it up by: the symbol it was *compiled* under, which a hit may have
+//! taken from another name (a segment kernel renamed by position).
+//!
+//! The resolver listens to the [`crate::cache::hooks`]: a clear of any
+//! backend's kernels, or a destroy of its own device, empties its code cache,
+//! and a resolve whose compile spans such a clear does not publish what it
+//! built (it still answers it: a program is reference counted, so the caller's
+//! copy stays valid).
 
 pub mod census;
 pub mod split;
+
+use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
+use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
+use crate::cache::hooks::{self, HookError, Hooks, Registration};
+use crate::canon::{CanonOptions, Renamer};
+use crate::key::{program_key, Digest, ProgramKeyInput};
+use census::Census;
+use split::{chunks, programs_for, Split};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+/// One kernel of a batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    /// The kernel's text as rendered: self-contained top-level definitions.
+    pub text: String,
+    /// The name the current rendering gives it (its entry point).
+    pub symbol: String,
+    /// The compiler option list it compiles under, in order.
+    pub options: Vec<String>,
+    /// What the renamer may rename. Its `kernel_name` is the symbol unless
+    /// set otherwise.
+    pub canon: CanonOptions,
+}
+
+impl Kernel {
+    /// A kernel with no options, whose own name is `symbol`, renaming only
+    /// symbols and scope locals until told its bound names.
+    pub fn new(symbol: impl Into<String>, text: impl Into<String>) -> Self {
+        let symbol = symbol.into();
+        Kernel {
+            text: text.into(),
+            canon: CanonOptions {
+                kernel_name: Some(symbol.clone()),
+                ..CanonOptions::default()
+            },
+            symbol,
+            options: Vec::new(),
+        }
+    }
+
+    /// Sets the option list.
+    pub fn options<S: Into<String>>(mut self, options: impl IntoIterator<Item = S>) -> Self {
+        self.options = options.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the names the kernel binds.
+    pub fn bound<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.canon.bound = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets every renamer option at once (the kernel name included).
+    pub fn canon(mut self, canon: CanonOptions) -> Self {
+        self.canon = canon;
+        self
+    }
+}
+
+/// How a kernel was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// From the code cache, or shared with an identical kernel of the batch.
+    Reused,
+    /// Loaded from the persistent store.
+    Stored,
+    /// Compiled by this resolve.
+    Compiled,
+}
+
+/// One kernel's answer.
+#[derive(Debug)]
+pub struct Resolved<P> {
+    /// The program holding the kernel's code.
+    pub program: Arc<P>,
+    /// The symbol to look the kernel up by in `program`.
+    pub symbol: Arc<str>,
+    /// How it was answered.
+    pub outcome: Outcome,
+    /// The kernel's program key.
+    pub key: Digest,
+}
+
+impl<P> Clone for Resolved<P> {
+    fn clone(&self) -> Self {
+        Resolved {
+            program: Arc::clone(&self.program),
+            symbol: Arc::clone(&self.symbol),
+            outcome: self.outcome,
+            key: self.key,
+        }
+    }
+}
+
+/// What the code cache holds per kernel: the program and the symbol the
+/// kernel was compiled under.
+struct Entry<P> {
+    program: Arc<P>,
+    symbol: Arc<str>,
+}
+
+impl<P> Clone for Entry<P> {
+    fn clone(&self) -> Self {
+        Entry {
+            program: Arc::clone(&self.program),
+            symbol: Arc::clone(&self.symbol),
+        }
+    }
+}
+
+/// Errors at the resolver's boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// A kernel could not be keyed (the backend cannot see everything its
+    /// compile would read).
+    #[error("cannot key kernel `{symbol}`: {source}")]
+    Key {
+        /// The kernel.
+        symbol: String,
+        /// Why.
+        #[source]
+        source: BackendError,
+    },
+    /// A program failed to compile.
+    #[error("program {program} of {programs} ({}) failed to compile", kernels.join(", "))]
+    Compile {
+        /// The program's number in batch order.
+        program: usize,
+        /// How many programs the batch compiled.
+        programs: usize,
+        /// The kernels it held.
+        kernels: Vec<String>,
+        /// The backend's error.
+        #[source]
+        source: BackendError,
+    },
+    /// A compile thread panicked.
+    #[error("the compile of program {program} panicked: {message}")]
+    Panicked {
+        /// The program's number in batch order.
+        program: usize,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// Where a split batch's other programs compile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Threads {
+    /// On rayon's pool.
+    #[default]
+    Rayon,
+    /// On scoped OS threads of their own.
+    Os,
+}
+
+type BeforeCompile = Box<dyn Fn(&[&Kernel]) + Send + Sync>;
+
+/// Resolves batches of kernels against one backend (one device).
+pub struct Resolver<B: Backend> {
+    backend: Arc<B>,
+    cache: CodeCache<Digest, Entry<B::Program>>,
+    lock: Mutex<()>,
+    split: Option<Split>,
+    threads: Threads,
+    always_lock: bool,
+    before_compile: Option<BeforeCompile>,
+    _listeners: Vec<Registration>,
+}
+
+impl<B: Backend + 'static> Resolver<B> {
+    /// A resolver over `backend`, with a code cache sized by
+    /// `KCACHE_CODE_CACHE_BYTES`, listening to the process's hooks.
+    pub fn new(backend: Arc<B>) -> Self {
+        Self::with(backend, Capacity::FromEnv, hooks::global())
+    }
+
+    /// A resolver with its own capacity, listening to `hooks`.
+    pub fn with(backend: Arc<B>, capacity: Capacity, hooks: &Hooks) -> Self {
+        let cache = CodeCache::new(capacity);
+        let on_clear = {
+            let cache = cache.clone();
+            hooks.on_clear_all(move || {
+                cache.clear();
+                Ok::<(), HookError>(())
+            })
+        };
+        let on_destroy = {
+            let cache = cache.clone();
+            let device = backend.device_index();
+            hooks.on_device_destroy_for(backend.family(), move |index| {
+                if index == device {
+                    cache.clear();
+                }
+                Ok(())
+            })
+        };
+        Resolver {
+            backend,
+            cache,
+            lock: Mutex::new(()),
+            split: None,
+            threads: Threads::default(),
+            always_lock: false,
+            before_compile: None,
+            _listeners: vec![on_clear, on_destroy],
+        }
+    }
+
+    /// Compiles a batch's kernels of one option list as up to
+    /// `split.max_programs` programs at once.
+    pub fn with_split(mut self, split: Option<Split>) -> Self {
+        self.split = split;
+        self
+    }
+
+    /// Where a split batch's other programs compile.
+    pub fn with_threads(mut self, threads: Threads) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Takes the lock (and runs `before_compile`) even for an all-hit batch.
+    pub fn always_lock(mut self, always: bool) -> Self {
+        self.always_lock = always;
+        self
+    }
+
+    /// Runs `f` under the lock ahead of the compiles, with the kernels about
+    /// to compile (none for an all-hit batch under `always_lock`).
+    pub fn before_compile(mut self, f: impl Fn(&[&Kernel]) + Send + Sync + 'static) -> Self {
+        self.before_compile = Some(Box::new(f));
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Arc<B> {
+        &self.backend
+    }
+
+    /// The code cache's counters.
+    pub fn cache_stats(&self) -> CodeCacheStats {
+        self.cache.stats()
+    }
+
+    /// Empties the code cache (what a clear notification does).
+    pub fn clear(&self) {
+        self.cache.clear();
+    }
+
+    /// The program key of `kernel` (see the module docs).
+    pub fn key(&self, kernel: &Kernel) -> Result<Digest, ResolveError> {
+        let renamer = Renamer::new(&kernel.canon);
+        let canonical = renamer.canonical_text(kernel.text.as_bytes());
+        let source = KernelSource {
+            symbol: &kernel.symbol,
+            text: &kernel.text,
+        };
+        let extra = self
+            .backend
+            .key_extras(&source, &kernel.options)
+            .map_err(|source| ResolveError::Key {
+                symbol: kernel.symbol.clone(),
+                source,
+            })?;
+        let token = renamer.kernel_token().map(String::from_utf8_lossy);
+        Ok(program_key(&ProgramKeyInput {
+            backend: self.backend.family(),
+            identity: self.backend.identity(),
+            options: &kernel.options,
+            canonical: &canonical,
+            kernel_token: token.as_deref(),
+            extra: &extra,
+        }))
+    }
+
+    /// Answers every kernel of `batch` with a program and a symbol (see the
+    /// module docs for the protocol).
+    pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
+        let keys = batch
+            .iter()
+            .map(|k| self.key(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut census = Census {
+            kernels_requested: batch.len() as u64,
+            ..Census::default()
+        };
+        let mut answers: Vec<Option<(Entry<B::Program>, Outcome)>> = keys
+            .iter()
+            .map(|k| self.cache.find(k).map(|e| (e, Outcome::Reused)))
+            .collect();
+        let all_hit = answers.iter().all(Option::is_some);
+        let result = if all_hit && !self.always_lock {
+            Ok(())
+        } else {
+            self.resolve_locked(batch, &keys, &mut answers, &mut census)
+        };
+        census.kernels_reused = answers
+            .iter()
+            .filter(|a| matches!(a, Some((_, Outcome::Reused))))
+            .count() as u64;
+        census::record(&census);
+        result?;
+        Ok(answers
+            .into_iter()
+            .zip(keys)
+            .map(|(a, key)| {
+                let (entry, outcome) = a.expect("every kernel is answered once resolve succeeds");
+                Resolved {
+                    program: entry.program,
+                    symbol: entry.symbol,
+                    outcome,
+                    key,
+                }
+            })
+            .collect())
+    }
+
+    fn resolve_locked(
+        &self,
+        batch: &[Kernel],
+        keys: &[Digest],
+        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+        census: &mut Census,
+    ) -> Result<(), ResolveError> {
+        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let generation = self.cache.generation();
+        for (i, key) in keys.iter().enumerate() {
+            if answers[i].is_none() {
+                answers[i] = self.cache.find(key).map(|e| (e, Outcome::Reused));
+            }
+        }
+        // One representative per distinct key, first in batch order.
+        let mut representative: HashMap<Digest, usize> = HashMap::new();
+        let mut reps = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            if answers[i].is_none() && !representative.contains_key(key) {
+                representative.insert(*key, i);
+                reps.push(i);
+            }
+        }
+        if let Some(f) = &self.before_compile {
+            let kernels: Vec<&Kernel> = reps.iter().map(|&i| &batch[i]).collect();
+            f(&kernels);
+        }
+        if reps.is_empty() {
+            return Ok(());
+        }
+        census.kernels_compiled = reps.len() as u64;
+        let groups = group_by_options(batch, &reps);
+        let split = split::current_split_override().unwrap_or(self.split);
+        let split = split.filter(|_| self.backend.split_capable());
+        let programs: Vec<Vec<usize>> = groups
+            .iter()
+            .flat_map(|g| match split {
+                Some(s) => chunks(programs_for(s, g.len()), g),
+                None => vec![g.clone()],
+            })
+            .collect();
+        let concurrent = programs.len() > groups.len();
+        let n = programs.len();
+        let mut outcome = Ok(());
+        let mut finish =
+            |p: usize, result: Result<Compiled<B::Program>, ResolveError>, census: &mut Census| {
+                if self.backend.split_capable() {
+                    census.split_capable_compiles += 1;
+                }
+                match result {
+                    Ok(c) => {
+                        census.programs_compiled += 1;
+                        self.publish(batch, keys, &programs[p], c, generation, answers);
+                    }
+                    Err(e) => {
+                        if outcome.is_ok() {
+                            outcome = Err(e);
+                        }
+                    }
+                }
+            };
+        if concurrent {
+            let start = Instant::now();
+            let results = self.compile_all(batch, &programs);
+            census.compile_time += start.elapsed();
+            census.concurrent_compiles += n as u64;
+            // Every success is published in batch order; the first failure wins.
+            for (p, r) in results.into_iter().enumerate() {
+                finish(p, r, census);
+            }
+        } else {
+            // Each group is published as soon as it compiled; a failure stops
+            // the batch with the earlier groups published.
+            for p in 0..n {
+                let start = Instant::now();
+                let r = self.compile_one(batch, &programs[p], p, n);
+                census.compile_time += start.elapsed();
+                let failed = r.is_err();
+                finish(p, r, census);
+                if failed {
+                    break;
+                }
+            }
+        }
+        if outcome.is_ok() {
+            // Kernels sharing a representative's key share its answer.
+            for (i, key) in keys.iter().enumerate() {
+                if answers[i].is_none() {
+                    let r = representative[key];
+                    let (entry, _) = answers[r].clone().expect("representatives are answered");
+                    answers[i] = Some((entry, Outcome::Reused));
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Publishes one compiled program under its kernels' keys (unless the
+    /// cache was cleared since `generation`) and answers those kernels.
+    fn publish(
+        &self,
+        batch: &[Kernel],
+        keys: &[Digest],
+        kernels: &[usize],
+        compiled: Compiled<B::Program>,
+        generation: u64,
+        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+    ) {
+        let entries: Vec<(Digest, Entry<B::Program>)> = kernels
+            .iter()
+            .map(|&i| {
+                let entry = Entry {
+                    program: Arc::clone(&compiled.program),
+                    symbol: Arc::from(batch[i].symbol.as_str()),
+                };
+                answers[i] = Some((entry.clone(), Outcome::Compiled));
+                (keys[i], entry)
+            })
+            .collect();
+        if !self
+            .cache
+            .publish_if_generation(generation, entries, compiled.binary.len() as u64)
+        {
+            tracing::debug!(
+                "a clear spanned the compile: its programs are answered, not published"
+            );
+        }
+    }
+
+    fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<KernelSource<'a>> {
+        kernels
+            .iter()
+            .map(|&i| KernelSource {
+                symbol: &batch[i].symbol,
+                text: &batch[i].text,
+            })
+            .collect()
+    }
+
+    fn compile_one(
+        &self,
+        batch: &[Kernel],
+        kernels: &[usize],
+        program: usize,
+        programs: usize,
+    ) -> Result<Compiled<B::Program>, ResolveError> {
+        let sources = self.job(batch, kernels);
+        let options = &batch[kernels[0]].options;
+        self.backend
+            .compile(&CompileJob {
+                kernels: &sources,
+                options,
+                group: program,
+                n_groups: programs,
+            })
+            .map_err(|source| ResolveError::Compile {
+                program,
+                programs,
+                kernels: kernels.iter().map(|&i| batch[i].symbol.clone()).collect(),
+                source,
+            })
+    }
+
+    /// Compiles every program at once: the first on this thread, the others
+    /// on rayon or OS threads; all are joined before this returns.
+    fn compile_all(
+        &self,
+        batch: &[Kernel],
+        programs: &[Vec<usize>],
+    ) -> Vec<Result<Compiled<B::Program>, ResolveError>> {
+        let n = programs.len();
+        let compile = |p: usize| -> Result<Compiled<B::Program>, ResolveError> {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.compile_one(batch, &programs[p], p, n)
+            }))
+            .unwrap_or_else(|panic| {
+                Err(ResolveError::Panicked {
+                    program: p,
+                    message: panic_message(&*panic),
+                })
+            })
+        };
+        let mut results: Vec<Option<Result<Compiled<B::Program>, ResolveError>>> =
+            (0..n).map(|_| None).collect();
+        let (first, rest) = results.split_first_mut().expect("at least one program");
+        match self.threads {
+            Threads::Rayon => rayon::in_place_scope(|s| {
+                for (p, slot) in rest.iter_mut().enumerate() {
+                    let compile = &compile;
+                    s.spawn(move |_| *slot = Some(compile(p + 1)));
+                }
+                *first = Some(compile(0));
+            }),
+            Threads::Os => std::thread::scope(|s| {
+                for (p, slot) in rest.iter_mut().enumerate() {
+                    let compile = &compile;
+                    s.spawn(move || *slot = Some(compile(p + 1)));
+                }
+                *first = Some(compile(0));
+            }),
+        }
+        results
+            .into_iter()
+            .map(|r| r.expect("every compile was joined"))
+            .collect()
+    }
+}
+
+/// Representatives grouped by option list in batch order, no group holding
+/// two kernels under one symbol.
+fn group_by_options(batch: &[Kernel], reps: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for &i in reps {
+        let home = groups.iter_mut().find(|g| {
+            batch[g[0]].options == batch[i].options
+                && g.iter().all(|&j| batch[j].symbol != batch[i].symbol)
+        });
+        match home {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
