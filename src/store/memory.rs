@@ -5,7 +5,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use super::{Counters, EntryInfo, PruneReport, Store, StoreError, StoreStats, VerifyReport};
+use super::{
+    Clock, Counters, EntryInfo, PruneReport, Store, StoreError, StoreStats, SystemClock,
+    VerifyReport,
+};
 
 /// An in-process LRU store capped in bytes (key plus value bytes).
 ///
@@ -19,15 +22,23 @@ pub struct MemoryStore {
     inner: Mutex<Lru>,
     max_bytes: u64,
     counters: Counters,
+    clock: Arc<dyn Clock>,
 }
 
 impl MemoryStore {
     /// A store holding at most `max_bytes` of keys and values.
     pub fn new(max_bytes: u64) -> Self {
+        Self::with_clock(max_bytes, Arc::new(SystemClock))
+    }
+
+    /// A store whose access times (shown by [`Store::list`]) come from
+    /// `clock`.
+    pub fn with_clock(max_bytes: u64, clock: Arc<dyn Clock>) -> Self {
         MemoryStore {
             inner: Mutex::new(Lru::default()),
             max_bytes,
             counters: Counters::default(),
+            clock,
         }
     }
 
@@ -62,7 +73,8 @@ impl MemoryStore {
 
 impl Store for MemoryStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let value = self.lock().touch(key, SystemTime::now());
+        let now = self.clock.now();
+        let value = self.lock().touch(key, now);
         match value {
             Some(v) => {
                 Counters::bump(&self.counters.hits);
@@ -82,8 +94,9 @@ impl Store for MemoryStore {
             return Ok(());
         }
         let value: Arc<[u8]> = Arc::from(value);
+        let now = self.clock.now();
         let mut lru = self.lock();
-        lru.insert(key, value, cost, SystemTime::now());
+        lru.insert(key, value, cost, now);
         let evicted = self.evict_to(&mut lru, self.max_bytes).removed;
         Counters::add(&self.counters.evictions, evicted);
         Ok(())

@@ -14,6 +14,10 @@ use super::{Counters, EntryInfo, PruneReport, Store, StoreError, StoreStats, Ver
 /// * `len`, `size_bytes`, `list` describe the last tier, which holds
 ///   everything the faster tiers hold.
 ///
+/// Each tier keeps its own LRU: a hit served by a faster tier is not seen by
+/// the slower ones, which may therefore evict an entry a faster tier still
+/// serves (it is then served until the faster tier evicts it too).
+///
 /// Tiers are any [`Store`]: nothing here knows what they are.
 #[derive(Debug)]
 pub struct Tiered {
