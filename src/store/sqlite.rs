@@ -236,9 +236,16 @@ impl SqliteStore {
         .map_err(err("open"))?;
         conn.busy_timeout(opts.busy_timeout)
             .map_err(err("set busy timeout"))?;
-        // Before any table exists, so that a new database can shrink.
-        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
-            .map_err(err("set auto_vacuum"))?;
+        // Before the database's first page is written (by the switch to WAL),
+        // so that it can shrink; on an existing database setting it would
+        // wait for the write lock.
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(err("read page count"))?;
+        if pages == 0 {
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(err("set auto_vacuum"))?;
+        }
         // Switching to WAL needs a moment alone with the file, which the busy
         // handler does not cover: retry briefly while another process opens.
         let deadline = std::time::Instant::now() + opts.busy_timeout;
@@ -469,8 +476,16 @@ impl SqliteStore {
         })
     }
 
+    /// Returns freed pages to the filesystem.
     fn vacuum(&self, inner: &Inner) {
-        if let Err(e) = inner.conn.execute_batch("PRAGMA incremental_vacuum") {
+        // The pragma frees one page per step: run it to the end.
+        let r = (|| -> rusqlite::Result<()> {
+            let mut stmt = inner.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        })();
+        if let Err(e) = r {
             tracing::debug!(error = %e, "kcache store: incremental vacuum failed");
         }
     }
@@ -743,5 +758,80 @@ impl Drop for SqliteStore {
         if let Err(e) = self.flush_inner(&mut inner) {
             tracing::debug!(error = %e, "kcache store: could not flush on drop");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pragma(conn: &Connection, name: &str) -> i64 {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_database_shrinks_after_clear() {
+        let t = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(t.path()).unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        assert_eq!(pragma(&raw, "auto_vacuum"), 2, "incremental");
+        for i in 0..20u8 {
+            s.put(&[i], &[i; 50_000]).unwrap();
+        }
+        let full = pragma(&raw, "page_count");
+        s.clear().unwrap();
+        let after = pragma(&raw, "page_count");
+        assert!(after * 10 < full, "{after} pages of {full}");
+    }
+
+    /// Regression: opening used to set `auto_vacuum`, which waits for the
+    /// write lock, so a process could not open the store while another was
+    /// writing.
+    #[test]
+    fn opens_while_another_connection_holds_the_write_lock() {
+        let t = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(t.path()).unwrap();
+        s.put(b"k", b"v").unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        raw.execute_batch("BEGIN IMMEDIATE; DELETE FROM entries;")
+            .unwrap();
+        let opts = SqliteOptions {
+            busy_timeout: Duration::from_millis(50),
+            ..SqliteOptions::default()
+        };
+        let other = SqliteStore::open_with(t.path(), opts).unwrap();
+        assert_eq!(other.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+        let e = other.put(b"k2", b"v").unwrap_err();
+        assert_eq!(e.kind(), StoreErrorKind::Busy, "{e}");
+        raw.execute_batch("ROLLBACK").unwrap();
+        other.put(b"k2", b"v").unwrap();
+    }
+
+    #[test]
+    fn buffered_access_times_reach_the_database() {
+        let t = tempfile::tempdir().unwrap();
+        let clock = Arc::new(super::super::ManualClock::ticking(
+            UNIX_EPOCH + Duration::from_secs(1_000),
+            Duration::from_secs(1),
+        ));
+        let opts = SqliteOptions {
+            clock: clock.clone(),
+            ..SqliteOptions::default()
+        };
+        let s = SqliteStore::open_with(t.path(), opts).unwrap();
+        s.put(b"a", b"1").unwrap();
+        s.put(b"b", b"2").unwrap();
+        s.get(b"a").unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        let at = |k: &[u8]| -> i64 {
+            raw.query_row("SELECT last_access FROM entries WHERE key = ?1", [k], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert!(at(b"a") < at(b"b"), "not yet written");
+        s.flush().unwrap();
+        assert!(at(b"a") > at(b"b"), "written by flush");
     }
 }
