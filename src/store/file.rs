@@ -5,7 +5,7 @@
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -491,17 +491,27 @@ impl FileStore {
         want_payload: bool,
     ) -> io::Result<Outcome> {
         let mut r = file;
-        let mut head = [0u8; HEADER_LEN];
         if len < HEADER_LEN as u64 {
             return Ok(Outcome::Damaged(Damage::Truncated { len }));
         }
+        // The header and the key we expect in one read: hits are syscalls.
+        let guess = expect
+            .map_or(0, <[u8]>::len)
+            .min((len - HEADER_LEN as u64) as usize);
+        let mut head = vec![0u8; HEADER_LEN + guess];
         r.read_exact(&mut head)?;
         let h: Header = match entry::parse_header(&head, len) {
             Ok(h) => h,
             Err(d) => return Ok(Outcome::Damaged(d)),
         };
-        let mut key = vec![0u8; h.key_len];
-        r.read_exact(&mut key)?;
+        let key = if h.key_len == guess {
+            head.split_off(HEADER_LEN)
+        } else {
+            let mut key = vec![0u8; h.key_len];
+            r.seek(SeekFrom::Start(HEADER_LEN as u64))?;
+            r.read_exact(&mut key)?;
+            key
+        };
         if expect != Some(&key[..]) {
             if !name(&key) {
                 return Ok(Outcome::Damaged(Damage::KeyMismatch));
