@@ -13,16 +13,15 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use kcache::store::{FileStore, MemoryStore, Store};
 
 fn stores(dir: &std::path::Path) -> Vec<(&'static str, Arc<dyn Store>)> {
-    let mut v: Vec<(&'static str, Arc<dyn Store>)> = vec![
+    vec![
         ("memory", Arc::new(MemoryStore::new(1 << 30))),
         ("file", Arc::new(FileStore::open(dir.join("file")).unwrap())),
-    ];
-    #[cfg(feature = "sqlite")]
-    v.push((
-        "sqlite",
-        Arc::new(kcache::store::SqliteStore::open(dir.join("sqlite")).unwrap()),
-    ));
-    v
+        #[cfg(feature = "sqlite")]
+        (
+            "sqlite",
+            Arc::new(kcache::store::SqliteStore::open(dir.join("sqlite")).unwrap()),
+        ),
+    ]
 }
 
 fn value(len: usize) -> Vec<u8> {

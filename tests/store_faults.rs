@@ -202,6 +202,29 @@ fn regression_over_eviction_race_concurrent_deleter_keeps_fresh_entries() {
     assert_eq!(store.stats().unwrap().evictions, 0, "the deleter did it");
 }
 
+/// The write succeeded; an eviction that then fails is logged and counted,
+/// and the value stays readable.
+#[test]
+fn a_failed_eviction_does_not_fail_the_write() {
+    let s = Setup::new();
+    let c = FileStore::entry_cost(1, 100);
+    let store = s.open_io(
+        2 * c,
+        Arc::new(Hooked::new(|call| match call {
+            Call::Rename(_, to) if to.to_string_lossy().contains("/tmp/evict-") => {
+                Some(errno(libc::EIO))
+            }
+            _ => None,
+        })),
+    );
+    for k in [b"a", b"b", b"c"] {
+        store.put(k, &[1; 100]).unwrap();
+    }
+    assert_eq!(store.get(b"c").unwrap(), Some(vec![1; 100]));
+    let st = store.stats().unwrap();
+    assert_eq!((st.entries, st.errors, st.evictions), (3, 1, 0), "{st:?}");
+}
+
 /// A writer renames a fresh entry into place after the evictor re-stated the
 /// old one but before it moved it out: the fresh entry must survive.
 #[test]

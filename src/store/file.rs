@@ -623,7 +623,13 @@ impl FileStore {
         }
         let replaced = self.write_entry(key, value, &path)?;
         if self.account(cost as i64 - replaced as i64) {
-            self.evict(self.opts.max_bytes, self.low_water(), Some(&path))?;
+            // The entry is stored: a failed eviction is the cap's problem,
+            // not this write's.
+            if let Err(e) = self.evict(self.opts.max_bytes, self.low_water(), Some(&path)) {
+                Counters::bump(&self.counters.errors);
+                tracing::warn!(error = %e, root = %self.root.display(),
+                    "kcache store: could not evict to stay under the cap");
+            }
         }
         Ok(())
     }

@@ -560,6 +560,7 @@ impl Counters {
 
     /// Puts counts taken by [`Counters::take`] back, when they could not be
     /// written anywhere.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub fn restore(&self, v: CounterValues) {
         Self::add(&self.hits, v.hits);
         Self::add(&self.misses, v.misses);
