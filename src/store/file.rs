@@ -272,9 +272,12 @@ impl FileStore {
             };
             w(&mut file, &head)?;
             w(&mut file, value)?;
-            // The LRU runs on the store's clock, from the first write on.
-            io.set_atime(&file, self.opts.clock.now())
-                .map_err(|e| StoreError::io("set access time", &tmp, e))?;
+            // The LRU runs on the store's clock, from the first write on; a
+            // failure only costs the entry its place in that order.
+            if let Err(e) = io.set_atime(&file, self.opts.clock.now()) {
+                tracing::debug!(path = %tmp.display(), error = %e,
+                    "kcache store: could not stamp access time");
+            }
             io.sync_file(&file)
                 .map_err(|e| StoreError::io("sync", &tmp, e))?;
             drop(file);
