@@ -97,11 +97,17 @@ impl FsIo for RealFs {}
 /// Cleared the first time `O_NOATIME` is refused (a file we do not own).
 static NOATIME_ALLOWED: AtomicBool = AtomicBool::new(true);
 
+/// `O_NOATIME`, where the system has it.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NOATIME: i32 = libc::O_NOATIME;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NOATIME: i32 = 0;
+
 fn open_read_noatime(path: &Path) -> io::Result<File> {
-    if NOATIME_ALLOWED.load(Ordering::Relaxed) {
+    if O_NOATIME != 0 && NOATIME_ALLOWED.load(Ordering::Relaxed) {
         match OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NOATIME)
+            .custom_flags(libc::O_NOFOLLOW | O_NOATIME)
             .open(path)
         {
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
