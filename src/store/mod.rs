@@ -1,1 +1,638 @@
-//! Persistent program stores (issue 4).
+//! Persistent program stores: bytes in, bytes out, safe across threads and
+//! processes.
+//!
+//! A [`Store`] maps arbitrary key bytes (the resolver uses 32-byte program
+//! keys and short prefixed index keys) to arbitrary value bytes (compiled
+//! programs). Implementations:
+//!
+//! * [`MemoryStore`]: an in-process LRU with a byte cap.
+//! * [`FileStore`]: one file per entry under a versioned directory, safe across
+//!   processes (the default persistent store).
+//! * [`SqliteStore`] (feature `sqlite`, on by default): one SQLite database in
+//!   WAL mode, safe across threads, best effort across processes.
+//! * [`Tiered`]: stores composed fastest first (memory → file → later a remote
+//!   tier), reading through and writing through.
+//!
+//! [`config`] opens the store the environment (`KCACHE_STORE`, `KCACHE_DIR`,
+//! `KCACHE_MAX_BYTES`) or the command line asks for.
+//!
+//! There is deliberately no `contains`: checking and then reading races
+//! against other processes; call [`Store::get`] and use what it returns.
+//!
+//! # On-disk format of the file store
+//!
+//! ```text
+//! <root>/                      0700, owned by the user; refused otherwise
+//!   v1/                        layout version: a new layout gets a new directory
+//!     state                    shared running byte total and counters (flock)
+//!     entries/<aa>/<62 hex>    one entry per file, 0600
+//!     tmp/                     temp files being written, and evicted entries
+//!                              between their rename out and their unlink
+//! ```
+//!
+//! An entry's name is the blake3 digest (in hex) of its key, split after two
+//! characters: no caller string ever becomes a path. Each entry file is
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "kcache\x01\n"
+//!      8     4  key length, u32 little endian
+//!     12     4  reserved, zero
+//!     16     8  payload length, u64 little endian
+//!     24    32  blake3 of the payload
+//!     56     k  the key
+//!   56+k     n  the payload
+//! ```
+//!
+//! A read checks the magic, that the file's size matches both lengths, that
+//! the stored key hashes to the file's name (so a damaged key is detected and a
+//! hash collision could never serve another key's bytes) and the checksum.
+//! Anything else is a corrupt entry: it is removed and the read is a miss.
+//!
+//! The SQLite store keeps `key`, `value`, `size`, `checksum` and `last_access`
+//! columns in one table and verifies `size` and `checksum` on every read.
+//!
+//! # Concurrency guarantees (file store)
+//!
+//! * Writes go to a fresh temp file in `tmp/` (created exclusively, 0600),
+//!   which is fsynced, renamed over the entry, and whose directory is fsynced.
+//!   A reader in any process sees the old entry, the new entry or none, never a
+//!   mix; concurrent writers of one key leave exactly one of their values.
+//! * A writer that dies between writing and renaming leaves only a temp file,
+//!   swept once it is older than an hour (on open and before every eviction).
+//!   A deleted `tmp/` (or shard directory) is recreated by the next write.
+//! * Hits stamp the access time through the descriptor they read from
+//!   (`futimens`), so they can only ever re-stamp the file they read, never a
+//!   fresh file another process renamed into place.
+//! * Eviction, `prune`, `clear` and the removal of a corrupt entry take a
+//!   snapshot (device, inode, size, mtime), re-stat before acting, and then
+//!   move the entry into `tmp/` and check the snapshot again on what they moved:
+//!   if a writer replaced the entry in between, the fresh file is linked back
+//!   (unless an even newer one took its place). A fresh entry is never lost.
+//! * The byte cap is soft. A running total shared by all processes lives in
+//!   `v1/state` and is updated in O(1) under `flock` on every write; only when
+//!   it exceeds the cap does a scan reconcile it and evict least recently used
+//!   entries down to a low-water mark (90 % of the cap by default). An entry
+//!   that another process deleted first still counts as gone, so a lost race
+//!   never makes an eviction pass delete more than it must.
+
+pub mod config;
+pub mod file;
+pub mod fsio;
+pub mod memory;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+pub mod tiered;
+
+mod entry;
+mod root;
+mod state;
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
+pub use file::{FileStore, FileStoreOptions};
+pub use fsio::{FsIo, RealFs};
+pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqlitePoint, SqliteStore};
+pub use tiered::Tiered;
+
+/// The default byte cap of the persistent stores: 2 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// A key-value store of compiled programs.
+///
+/// Keys and values are arbitrary bytes. Every method may be called from many
+/// threads at once; persistent stores may also be shared by many processes.
+/// The trait is object safe: the resolver holds an `Arc<dyn Store>`.
+///
+/// Implementations provide the five required methods; the rest have defaults
+/// built on them (or report [`StoreError::Unsupported`]) and are overridden
+/// where a store can do better.
+pub trait Store: Send + Sync + fmt::Debug {
+    /// The value stored under `key`, or `None` on a miss. A corrupt entry is
+    /// removed and reported as a miss.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Stores `value` under `key`, replacing any previous value. A value that
+    /// could never fit under the store's byte cap is not retained (and any
+    /// previous value of `key` is removed).
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+
+    /// Removes `key`; whether an entry was there.
+    fn remove(&self, key: &[u8]) -> Result<bool, StoreError>;
+
+    /// Removes every entry.
+    fn clear(&self) -> Result<(), StoreError>;
+
+    /// The number of entries.
+    fn len(&self) -> Result<usize, StoreError>;
+
+    /// Whether the store holds no entry.
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// A one-line description for humans: the kind of store and where it
+    /// lives.
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+
+    /// Entries, bytes and the counters the store keeps. The default counts
+    /// entries and bytes and reports no counters.
+    fn stats(&self) -> Result<StoreStats, StoreError> {
+        Ok(StoreStats {
+            entries: self.len()? as u64,
+            bytes: self.size_bytes()?,
+            ..StoreStats::default()
+        })
+    }
+
+    /// The bytes the entries occupy, as the store's cap counts them.
+    fn size_bytes(&self) -> Result<u64, StoreError> {
+        Ok(self.list()?.iter().map(|e| e.stored_bytes).sum())
+    }
+
+    /// Every entry: its key, size and last access.
+    fn list(&self) -> Result<Vec<EntryInfo>, StoreError> {
+        Err(StoreError::Unsupported {
+            store: self.describe(),
+            op: "list",
+        })
+    }
+
+    /// Checks every entry, removes the corrupt ones and reports them.
+    fn verify(&self) -> Result<VerifyReport, StoreError> {
+        Err(StoreError::Unsupported {
+            store: self.describe(),
+            op: "verify",
+        })
+    }
+
+    /// Evicts least recently used entries until at most `max_bytes` remain.
+    /// The default lists the entries and removes the oldest.
+    fn prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
+        let mut entries = self.list()?;
+        let mut remaining: u64 = entries.iter().map(|e| e.stored_bytes).sum();
+        entries.sort_by_key(|e| e.last_access);
+        let mut report = PruneReport::default();
+        for e in entries {
+            if remaining <= max_bytes {
+                break;
+            }
+            if self.remove(&e.key)? {
+                report.removed += 1;
+                report.freed_bytes += e.stored_bytes;
+            }
+            remaining = remaining.saturating_sub(e.stored_bytes);
+        }
+        report.remaining_bytes = remaining;
+        Ok(report)
+    }
+
+    /// Writes whatever the store buffers (counters, access times) to where
+    /// other processes can see it. Stores also flush when dropped.
+    fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// Why a store operation failed.
+///
+/// A store error never fails a compile: the resolver logs it, counts it and
+/// compiles without the store. [`StoreError::kind`] tells the usual causes
+/// apart (full disk, read-only root) so the caller can say so once.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A filesystem call failed.
+    #[error("store I/O failed: {op} {}: {source}", path.display())]
+    Io {
+        /// What the store was doing (`"create temp file"`, `"rename"`, ...).
+        op: &'static str,
+        /// The path it was doing it to.
+        path: PathBuf,
+        /// The error the system returned.
+        #[source]
+        source: io::Error,
+    },
+    /// The cache directory is not safe to use.
+    #[error("refusing to use {} as a cache directory: {reason}", path.display())]
+    UnsafeRoot {
+        /// The directory (or the symlink leading to it).
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No cache directory was given and none could be derived.
+    #[error("no cache directory: set KCACHE_DIR, XDG_CACHE_HOME or HOME")]
+    NoCacheDir,
+    /// A configuration value (environment variable or flag) is invalid.
+    #[error("invalid {name}={value:?}: {reason}")]
+    Config {
+        /// The variable or flag.
+        name: String,
+        /// The value given.
+        value: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A key given as text (`kcache cache export KEY`) is not hex.
+    #[error("not a store key: {text:?} (expected an even number of hex digits)")]
+    BadKeyHex {
+        /// The text given.
+        text: String,
+    },
+    /// A key too long for the entry format (over 4 GiB).
+    #[error("store key of {len} bytes is too long")]
+    KeyTooLong {
+        /// The key's length.
+        len: usize,
+    },
+    /// The store was written by a newer kcache.
+    #[error("{} has schema version {found}; this kcache reads version {expected}", path.display())]
+    Incompatible {
+        /// The store's path.
+        path: PathBuf,
+        /// The version found.
+        found: i64,
+        /// The version this build understands.
+        expected: i64,
+    },
+    /// An SQLite call failed.
+    #[cfg(feature = "sqlite")]
+    #[error("SQLite store {}: {op}: {source}", path.display())]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// What the store was doing.
+        op: &'static str,
+        /// The error SQLite returned.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// `KCACHE_STORE=sqlite` in a build without the `sqlite` feature.
+    #[error("this kcache was built without the SQLite store (cargo feature `sqlite`)")]
+    SqliteUnavailable,
+    /// The store does not implement an optional operation.
+    #[error("{store} does not support {op}")]
+    Unsupported {
+        /// The store, as [`Store::describe`] puts it.
+        store: String,
+        /// The operation.
+        op: &'static str,
+    },
+}
+
+/// The broad cause of a [`StoreError`], for deciding what to tell the user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// The disk (or quota, or the database's page limit) is full.
+    NoSpace,
+    /// The store's filesystem or database is read-only.
+    ReadOnly,
+    /// The store's files are not ours to write.
+    PermissionDenied,
+    /// Another process held the store locked for too long.
+    Busy,
+    /// The cache directory was refused as unsafe.
+    Refused,
+    /// The configuration is invalid.
+    Config,
+    /// Anything else.
+    Other,
+}
+
+impl StoreError {
+    /// The broad cause of the error.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            StoreError::Io { source, .. } => io_kind(source),
+            StoreError::UnsafeRoot { .. } => StoreErrorKind::Refused,
+            StoreError::NoCacheDir
+            | StoreError::Config { .. }
+            | StoreError::BadKeyHex { .. }
+            | StoreError::SqliteUnavailable => StoreErrorKind::Config,
+            #[cfg(feature = "sqlite")]
+            StoreError::Sqlite { source, .. } => sqlite::error_kind(source),
+            StoreError::KeyTooLong { .. }
+            | StoreError::Incompatible { .. }
+            | StoreError::Unsupported { .. } => StoreErrorKind::Other,
+        }
+    }
+
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        StoreError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+fn io_kind(e: &io::Error) -> StoreErrorKind {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => StoreErrorKind::NoSpace,
+        Some(libc::EROFS) => StoreErrorKind::ReadOnly,
+        Some(libc::EACCES) | Some(libc::EPERM) => StoreErrorKind::PermissionDenied,
+        _ => match e.kind() {
+            io::ErrorKind::PermissionDenied => StoreErrorKind::PermissionDenied,
+            _ => StoreErrorKind::Other,
+        },
+    }
+}
+
+/// What a store holds and what it has counted.
+///
+/// Persistent stores count across every process that used the store (each
+/// process folds its counts into the shared record on writes, `flush` and
+/// drop); the memory store counts for its own lifetime.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StoreStats {
+    /// Entries held.
+    pub entries: u64,
+    /// Bytes held, as the cap counts them.
+    pub bytes: u64,
+    /// Gets that returned a value.
+    pub hits: u64,
+    /// Gets that returned nothing (including corrupt entries).
+    pub misses: u64,
+    /// Entries removed to keep under the byte cap.
+    pub evictions: u64,
+    /// Operations that returned an error.
+    pub errors: u64,
+    /// Corrupt or truncated entries found (and removed) by reads and `verify`.
+    pub corrupt: u64,
+}
+
+/// One entry, as `kcache cache ls` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryInfo {
+    /// The key, as callers gave it; [`key_to_hex`] renders it for humans and
+    /// [`key_from_hex`] reads it back for `export`.
+    pub key: Vec<u8>,
+    /// The value's length.
+    pub size: u64,
+    /// The bytes the entry counts against the cap (value, key and framing).
+    pub stored_bytes: u64,
+    /// When the entry was last read or written.
+    pub last_access: SystemTime,
+}
+
+/// What [`Store::verify`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// Entries checked.
+    pub checked: u64,
+    /// Entries found corrupt, and removed.
+    pub corrupt: Vec<CorruptEntry>,
+}
+
+/// A corrupt entry that [`Store::verify`] removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CorruptEntry {
+    /// Where it was: a file path, or the key in hex.
+    pub location: String,
+    /// Its key, when it could still be read.
+    pub key: Option<Vec<u8>>,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// What [`Store::prune`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PruneReport {
+    /// Entries removed.
+    pub removed: u64,
+    /// Bytes they occupied.
+    pub freed_bytes: u64,
+    /// Bytes left.
+    pub remaining_bytes: u64,
+}
+
+/// Lowercase hex of a key, as `kcache cache ls` prints it.
+pub fn key_to_hex(key: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(key.len() * 2);
+    for b in key {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Parses a key printed by [`key_to_hex`] (either case).
+pub fn key_from_hex(text: &str) -> Result<Vec<u8>, StoreError> {
+    fn nibble(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    let bad = || StoreError::BadKeyHex {
+        text: text.to_string(),
+    };
+    let bytes = text.as_bytes();
+    if bytes.len() % 2 != 0 {
+        return Err(bad());
+    }
+    bytes
+        .chunks_exact(2)
+        .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(bad)
+}
+
+/// The time source stores use for access times and for the age of temp
+/// files; injected so tests control the LRU order and staleness.
+pub trait Clock: Send + Sync + fmt::Debug {
+    /// The current time.
+    fn now(&self) -> SystemTime;
+}
+
+/// The system's wall clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}
+
+/// A clock that moves only when told to, or by a fixed step on every read.
+#[derive(Debug)]
+pub struct ManualClock {
+    now: Mutex<SystemTime>,
+    step: Duration,
+}
+
+impl ManualClock {
+    /// A clock standing at `start`.
+    pub fn new(start: SystemTime) -> Self {
+        Self::ticking(start, Duration::ZERO)
+    }
+
+    /// A clock at `start` that advances by `step` after every reading, so
+    /// consecutive operations get distinct, ordered times.
+    pub fn ticking(start: SystemTime, step: Duration) -> Self {
+        ManualClock {
+            now: Mutex::new(start),
+            step,
+        }
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        *self.now.lock().unwrap_or_else(|p| p.into_inner()) += by;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> SystemTime {
+        let mut now = self.now.lock().unwrap_or_else(|p| p.into_inner());
+        let t = *now;
+        *now += self.step;
+        t
+    }
+}
+
+/// The counters every store keeps for its own operations.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+    pub evictions: AtomicU64,
+    pub errors: AtomicU64,
+    pub corrupt: AtomicU64,
+}
+
+impl Counters {
+    pub fn bump(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Counts an error result on its way out.
+    pub fn count<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if r.is_err() {
+            Self::bump(&self.errors);
+        }
+        r
+    }
+
+    /// The counts so far, leaving them in place.
+    pub fn snapshot(&self) -> CounterValues {
+        CounterValues {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The counts so far, resetting them to zero (to fold them into a shared
+    /// record).
+    pub fn take(&self) -> CounterValues {
+        CounterValues {
+            hits: self.hits.swap(0, Ordering::Relaxed),
+            misses: self.misses.swap(0, Ordering::Relaxed),
+            evictions: self.evictions.swap(0, Ordering::Relaxed),
+            errors: self.errors.swap(0, Ordering::Relaxed),
+            corrupt: self.corrupt.swap(0, Ordering::Relaxed),
+        }
+    }
+
+    /// Puts counts taken by [`Counters::take`] back, when they could not be
+    /// written anywhere.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub fn restore(&self, v: CounterValues) {
+        Self::add(&self.hits, v.hits);
+        Self::add(&self.misses, v.misses);
+        Self::add(&self.evictions, v.evictions);
+        Self::add(&self.errors, v.errors);
+        Self::add(&self.corrupt, v.corrupt);
+    }
+}
+
+/// Plain values of [`Counters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CounterValues {
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub errors: u64,
+    pub corrupt: u64,
+}
+
+impl CounterValues {
+    pub fn is_zero(&self) -> bool {
+        *self == CounterValues::default()
+    }
+
+    pub fn add_to(&self, s: &mut StoreStats) {
+        s.hits += self.hits;
+        s.misses += self.misses;
+        s.evictions += self.evictions;
+        s.errors += self.errors;
+        s.corrupt += self.corrupt;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_rejects_garbage() {
+        let k = vec![0u8, 1, 0xab, 0xff];
+        assert_eq!(key_to_hex(&k), "0001abff");
+        assert_eq!(key_from_hex("0001ABff").unwrap(), k);
+        assert_eq!(key_from_hex("").unwrap(), Vec::<u8>::new());
+        assert!(matches!(
+            key_from_hex("abc"),
+            Err(StoreError::BadKeyHex { .. })
+        ));
+        assert!(matches!(
+            key_from_hex("zz"),
+            Err(StoreError::BadKeyHex { .. })
+        ));
+    }
+
+    #[test]
+    fn io_errors_are_classified() {
+        let e = |errno| StoreError::io("write", "/x", io::Error::from_raw_os_error(errno));
+        assert_eq!(e(libc::ENOSPC).kind(), StoreErrorKind::NoSpace);
+        assert_eq!(e(libc::EDQUOT).kind(), StoreErrorKind::NoSpace);
+        assert_eq!(e(libc::EROFS).kind(), StoreErrorKind::ReadOnly);
+        assert_eq!(e(libc::EACCES).kind(), StoreErrorKind::PermissionDenied);
+        assert_eq!(e(libc::EIO).kind(), StoreErrorKind::Other);
+        let msg = e(libc::ENOSPC).to_string();
+        assert!(msg.contains("write /x"), "{msg}");
+    }
+
+    #[test]
+    fn ticking_clock_orders_readings() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        let c = ManualClock::ticking(t0, Duration::from_secs(1));
+        assert_eq!(c.now(), t0);
+        assert_eq!(c.now(), t0 + Duration::from_secs(1));
+        c.advance(Duration::from_secs(10));
+        assert_eq!(c.now(), t0 + Duration::from_secs(12));
+    }
+}

@@ -1,0 +1,69 @@
+//! Store hit latency and write cost: get of a 4 KiB and a 64 KiB entry, put
+//! of a 64 KiB entry, for the memory, file and SQLite stores.
+//!
+//! The anchor (cuda-python's program cache, same machine kind): file-store
+//! get of a small entry 32 µs, in-memory get 1.1 µs, 64 KiB write 589 µs.
+//!
+//! `cargo bench --bench store -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kcache::store::{FileStore, MemoryStore, Store};
+
+fn stores(dir: &std::path::Path) -> Vec<(&'static str, Arc<dyn Store>)> {
+    vec![
+        ("memory", Arc::new(MemoryStore::new(1 << 30))),
+        ("file", Arc::new(FileStore::open(dir.join("file")).unwrap())),
+        #[cfg(feature = "sqlite")]
+        (
+            "sqlite",
+            Arc::new(kcache::store::SqliteStore::open(dir.join("sqlite")).unwrap()),
+        ),
+    ]
+}
+
+fn value(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+fn get(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = stores(dir.path());
+    // A program key, as the resolver uses.
+    let key = *blake3::hash(b"a kernel").as_bytes();
+    for (label, len) in [("4KiB", 4 << 10), ("64KiB", 64 << 10)] {
+        let mut g = c.benchmark_group(format!("get_{label}"));
+        g.throughput(Throughput::Bytes(len as u64));
+        for (name, s) in &stores {
+            s.put(&key, &value(len)).unwrap();
+            g.bench_function(BenchmarkId::from_parameter(name), |b| {
+                b.iter(|| black_box(s.get(black_box(&key)).unwrap().unwrap()))
+            });
+        }
+        g.finish();
+    }
+}
+
+fn put(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = stores(dir.path());
+    let v = value(64 << 10);
+    let mut g = c.benchmark_group("put_64KiB");
+    g.throughput(Throughput::Bytes(v.len() as u64));
+    for (name, s) in &stores {
+        let mut i = 0u64;
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| {
+                // A few keys in rotation: replacements, as a search rewrites.
+                i = (i + 1) % 16;
+                s.put(&i.to_le_bytes(), black_box(&v)).unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, get, put);
+criterion_main!(benches);

@@ -1,0 +1,148 @@
+//! The file store's entry framing (see the module docs of [`crate::store`]).
+
+use crate::key::{digest_parts_raw, Digest};
+
+/// First bytes of every entry file.
+pub(crate) const MAGIC: &[u8; 8] = b"kcache\x01\n";
+
+/// Bytes before the key.
+pub(crate) const HEADER_LEN: usize = 56;
+
+/// The digest that names a key's file.
+pub(crate) fn name_digest(key: &[u8]) -> Digest {
+    digest_parts_raw([b"kcache-store-entry".as_slice(), key])
+}
+
+/// The checksum of a payload.
+pub(crate) fn checksum(payload: &[u8]) -> [u8; 32] {
+    *blake3::hash(payload).as_bytes()
+}
+
+/// The header and key of an entry holding `payload`; the payload follows.
+pub(crate) fn encode_head(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut head = Vec::with_capacity(HEADER_LEN + key.len());
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    head.extend_from_slice(&[0; 4]);
+    head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    head.extend_from_slice(&checksum(payload));
+    head.extend_from_slice(key);
+    head
+}
+
+/// The fixed header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub key_len: usize,
+    pub payload_len: u64,
+    pub checksum: [u8; 32],
+}
+
+impl Header {
+    /// The file size this header promises.
+    pub fn file_len(&self) -> u64 {
+        HEADER_LEN as u64 + self.key_len as u64 + self.payload_len
+    }
+}
+
+/// Why an entry is corrupt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Damage {
+    Truncated { len: u64 },
+    BadMagic,
+    LengthMismatch { expected: u64, actual: u64 },
+    KeyMismatch,
+    ChecksumMismatch,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Damage::Truncated { len } => {
+                write!(f, "truncated ({len} bytes, shorter than a header)")
+            }
+            Damage::BadMagic => f.write_str("not a kcache entry (bad magic)"),
+            Damage::LengthMismatch { expected, actual } => write!(
+                f,
+                "length mismatch (header promises {expected} bytes, file has {actual})"
+            ),
+            Damage::KeyMismatch => f.write_str("stored key does not match the entry's name"),
+            Damage::ChecksumMismatch => f.write_str("payload checksum mismatch"),
+        }
+    }
+}
+
+/// Parses the fixed header, checking it against the file's length.
+pub(crate) fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, Damage> {
+    if file_len < HEADER_LEN as u64 || bytes.len() < HEADER_LEN {
+        return Err(Damage::Truncated { len: file_len });
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(Damage::BadMagic);
+    }
+    let key_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let payload_len = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
+    let checksum: [u8; 32] = bytes[24..56].try_into().unwrap();
+    let h = Header {
+        key_len,
+        payload_len,
+        checksum,
+    };
+    let expected = (HEADER_LEN as u64)
+        .checked_add(key_len as u64)
+        .and_then(|n| n.checked_add(payload_len));
+    if expected != Some(file_len) {
+        return Err(Damage::LengthMismatch {
+            expected: expected.unwrap_or(u64::MAX),
+            actual: file_len,
+        });
+    }
+    Ok(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_round_trips() {
+        let head = encode_head(b"key", b"payload");
+        assert_eq!(head.len(), HEADER_LEN + 3);
+        let h = parse_header(&head, (head.len() + 7) as u64).unwrap();
+        assert_eq!(h.key_len, 3);
+        assert_eq!(h.payload_len, 7);
+        assert_eq!(h.checksum, checksum(b"payload"));
+        assert_eq!(&head[HEADER_LEN..], b"key");
+    }
+
+    #[test]
+    fn damaged_heads_are_named() {
+        let head = encode_head(b"k", b"v");
+        assert_eq!(
+            parse_header(&head[..10], 10),
+            Err(Damage::Truncated { len: 10 })
+        );
+        assert!(matches!(
+            parse_header(&head, head.len() as u64),
+            Err(Damage::LengthMismatch { .. })
+        ));
+        let mut bad = head.clone();
+        bad[0] ^= 1;
+        assert_eq!(
+            parse_header(&bad, (head.len() + 1) as u64),
+            Err(Damage::BadMagic)
+        );
+        let mut huge = head.clone();
+        huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            parse_header(&huge, 100),
+            Err(Damage::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn names_depend_on_every_key_byte() {
+        assert_ne!(name_digest(b"a"), name_digest(b"b"));
+        assert_ne!(name_digest(b""), name_digest(b"\0"));
+    }
+}

@@ -1,0 +1,190 @@
+//! The filesystem calls the file store makes, behind a trait so tests can
+//! inject failures (a full disk, a read-only root, a concurrent deleter) and
+//! pauses (a writer stopped between its temp write and its rename).
+//!
+//! Every method has the real behaviour as its default: [`RealFs`] is the empty
+//! implementation, and a test's layer overrides only the calls it disturbs,
+//! delegating the rest to the defaults.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The filesystem calls of the file store. Paths are absolute.
+pub trait FsIo: Send + Sync + fmt::Debug {
+    /// Opens an entry for reading without following a symlink and, where the
+    /// system allows, without updating its access time (the store stamps
+    /// access times itself, and `verify` or `ls` must not reorder the LRU).
+    fn open_read(&self, path: &Path) -> io::Result<File> {
+        open_read_noatime(path)
+    }
+
+    /// Sets `file`'s access time, leaving its modification time alone.
+    fn set_atime(&self, file: &File, atime: SystemTime) -> io::Result<()> {
+        futimens_atime(file, atime)
+    }
+
+    /// Creates a new file at `path` for writing, failing if it exists; mode
+    /// 0600.
+    fn create_new(&self, path: &Path) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+    }
+
+    /// Writes all of `buf` to `file`.
+    fn write_all(&self, file: &mut File, buf: &[u8]) -> io::Result<()> {
+        file.write_all(buf)
+    }
+
+    /// Flushes `file`'s data to stable storage.
+    fn sync_file(&self, file: &File) -> io::Result<()> {
+        file.sync_data()
+    }
+
+    /// Renames `from` to `to`, replacing `to` atomically.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    /// Links `to` to the file at `from`, failing if `to` exists.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::hard_link(from, to)
+    }
+
+    /// Unlinks a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    /// The metadata of `path` itself (symlinks are not followed).
+    fn metadata(&self, path: &Path) -> io::Result<Metadata> {
+        fs::symlink_metadata(path)
+    }
+
+    /// The names in a directory.
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        fs::read_dir(path)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect()
+    }
+
+    /// Creates one directory, mode 0700.
+    fn create_dir(&self, path: &Path) -> io::Result<()> {
+        fs::DirBuilder::new().mode(0o700).create(path)
+    }
+
+    /// Flushes a directory's entries (a rename into it) to stable storage.
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+}
+
+/// The real filesystem.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealFs;
+
+impl FsIo for RealFs {}
+
+/// Cleared the first time `O_NOATIME` is refused (a file we do not own).
+static NOATIME_ALLOWED: AtomicBool = AtomicBool::new(true);
+
+/// `O_NOATIME`, where the system has it.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const O_NOATIME: i32 = libc::O_NOATIME;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const O_NOATIME: i32 = 0;
+
+fn open_read_noatime(path: &Path) -> io::Result<File> {
+    if O_NOATIME != 0 && NOATIME_ALLOWED.load(Ordering::Relaxed) {
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | O_NOATIME)
+            .open(path)
+        {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                NOATIME_ALLOWED.store(false, Ordering::Relaxed);
+            }
+            r => return r,
+        }
+    }
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+fn futimens_atime(file: &File, atime: SystemTime) -> io::Result<()> {
+    let since = atime
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "access time before 1970"))?;
+    let times = [
+        libc::timespec {
+            tv_sec: since.as_secs() as libc::time_t,
+            tv_nsec: since.subsec_nanos() as _,
+        },
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+    ];
+    // SAFETY: the descriptor is open for the duration of the call and `times`
+    // points to two initialised timespecs, as futimens requires.
+    let rc = unsafe { libc::futimens(file.as_raw_fd(), times.as_ptr()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
+
+    #[test]
+    fn set_atime_leaves_mtime_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut f = RealFs.create_new(&p).unwrap();
+        RealFs.write_all(&mut f, b"x").unwrap();
+        let before = fs::metadata(&p).unwrap();
+        let t = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        RealFs.set_atime(&f, t).unwrap();
+        let after = fs::metadata(&p).unwrap();
+        assert_eq!(after.atime(), 1_000_000);
+        assert_eq!(after.mtime(), before.mtime());
+        assert_eq!(after.mtime_nsec(), before.mtime_nsec());
+        assert_eq!(after.mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn open_read_refuses_symlinks_and_does_not_stamp_atime() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        fs::write(&p, b"x").unwrap();
+        let f = File::open(&p).unwrap();
+        RealFs
+            .set_atime(&f, UNIX_EPOCH + Duration::from_secs(5))
+            .unwrap();
+        let mut r = RealFs.open_read(&p).unwrap();
+        io::Read::read_to_end(&mut r, &mut Vec::new()).unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().atime(), 5);
+        let link = dir.path().join("l");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert_eq!(
+            RealFs.open_read(&link).unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+    }
+}

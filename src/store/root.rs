@@ -1,0 +1,210 @@
+//! The cache directory: created private, refused when someone else controls
+//! it.
+//!
+//! Entries are programs kcache will load and run, so a directory another user
+//! can write (or redirect through a symlink) would let them plant code.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+
+/// Makes `root` absolute, creates it (mode 0700, parents too) if missing, and
+/// checks that the current user controls it: every symlink on the way is
+/// owned by the user or by root and sits in a directory others cannot write,
+/// and the directory itself is owned by the user and writable by no one else.
+pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
+    let root = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| StoreError::io("get current directory", root, e))?
+            .join(root)
+    };
+    check_symlinks(&root)?;
+    if let Err(e) = fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&root)
+    {
+        return Err(StoreError::io("create cache directory", &root, e));
+    }
+    // The symlinks again: a component may have appeared while creating.
+    check_symlinks(&root)?;
+    let meta = fs::metadata(&root).map_err(|e| StoreError::io("stat", &root, e))?;
+    let refuse = |reason: String| StoreError::UnsafeRoot {
+        path: root.clone(),
+        reason,
+    };
+    if !meta.is_dir() {
+        return Err(refuse("not a directory".into()));
+    }
+    let me = euid();
+    if meta.uid() != me {
+        return Err(refuse(format!(
+            "owned by uid {}, not by the current user (uid {me})",
+            meta.uid()
+        )));
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o022 != 0 {
+        return Err(refuse(format!(
+            "writable by other users (mode {:o}); run `chmod go-w {}` if that is unintended",
+            mode & 0o7777,
+            root.display()
+        )));
+    }
+    Ok(root)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Refuses a path that passes through a symlink someone else controls.
+fn check_symlinks(path: &Path) -> Result<(), StoreError> {
+    let me = euid();
+    let mut at = PathBuf::new();
+    for comp in path.components() {
+        at.push(comp);
+        let meta = match fs::symlink_metadata(&at) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(StoreError::io("stat", &at, e)),
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        let refuse = |reason: String| StoreError::UnsafeRoot {
+            path: at.clone(),
+            reason,
+        };
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(refuse(format!(
+                "reached through a symlink owned by uid {} (not the current user, uid {me})",
+                meta.uid()
+            )));
+        }
+        if let Some(parent) = at.parent() {
+            let pm = fs::metadata(parent).map_err(|e| StoreError::io("stat", parent, e))?;
+            let mode = pm.permissions().mode();
+            let sticky = mode & 0o1000 != 0;
+            if mode & 0o022 != 0 && !sticky {
+                return Err(refuse(format!(
+                    "reached through a symlink in {}, which other users can write (mode {:o})",
+                    parent.display(),
+                    mode & 0o7777
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn is_root() -> bool {
+        euid() == 0
+    }
+
+    #[test]
+    fn creates_private_directories() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("a/b/kcache");
+        let got = prepare_root(&root).unwrap();
+        assert_eq!(got, root);
+        let mode = fs::metadata(&root).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        // Opening again is fine.
+        prepare_root(&root).unwrap();
+    }
+
+    #[test]
+    fn refuses_a_directory_others_can_write() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("open");
+        fs::create_dir(&root).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = prepare_root(&root).unwrap_err();
+        assert!(matches!(e, StoreError::UnsafeRoot { .. }), "{e}");
+        assert!(e.to_string().contains("writable by other users"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_file() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("f");
+        fs::write(&root, b"").unwrap();
+        assert!(prepare_root(&root).is_err());
+    }
+
+    #[test]
+    fn accepts_own_symlink() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        let link = t.path().join("link");
+        symlink(&real, &link).unwrap();
+        prepare_root(&link.join("kcache")).unwrap();
+        assert!(real.join("kcache").is_dir());
+    }
+
+    #[test]
+    fn refuses_a_directory_owned_by_another_user() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("theirs");
+        fs::create_dir(&root).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&root, Some(65534), Some(65534)).unwrap();
+        } else {
+            // Not root: a root-owned directory is someone else's.
+            let e = prepare_root(Path::new("/")).unwrap_err();
+            assert!(e.to_string().contains("owned by uid 0"), "{e}");
+            return;
+        }
+        let e = prepare_root(&root).unwrap_err();
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_symlink_owned_by_another_user() {
+        if !is_root() {
+            eprintln!("skipped: needs root to create a symlink owned by another user");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let link = t.path().join("link");
+        symlink(&real, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+        let e = prepare_root(&link.join("kcache")).unwrap_err();
+        assert!(e.to_string().contains("symlink owned by uid 65534"), "{e}");
+        assert!(!real.join("kcache").exists(), "nothing created through it");
+    }
+
+    #[test]
+    fn refuses_a_symlink_others_can_replace() {
+        let t = tempfile::tempdir().unwrap();
+        let shared = t.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        let real = t.path().join("real");
+        fs::create_dir(&real).unwrap();
+        symlink(&real, shared.join("link")).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = prepare_root(&shared.join("link/kcache")).unwrap_err();
+        assert!(e.to_string().contains("which other users can write"), "{e}");
+        // A sticky directory (like /tmp) protects its entries' owners.
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        prepare_root(&shared.join("link/kcache")).unwrap();
+    }
+}

@@ -1,0 +1,837 @@
+//! The SQLite store: one database file in WAL mode.
+//!
+//! Layout: `<root>/v1/store.sqlite3` (0600; SQLite gives its `-wal` and `-shm`
+//! files the same mode), with a table `entries(key, value, size, checksum,
+//! last_access)` and a table `meta(name, value)` holding the byte total (kept
+//! exact by triggers) and the counters of every process. `PRAGMA user_version`
+//! is the schema version.
+//!
+//! Concurrency: one connection per store behind a mutex, so threads are
+//! serialised; processes are serialised by SQLite's locks (WAL: readers never
+//! block, writers wait up to the busy timeout). Every write, including its
+//! evictions, is one `BEGIN IMMEDIATE` transaction, committed with
+//! `synchronous=FULL`: a concurrent rewrite either commits before the
+//! eviction (and is then the newest entry, not the one evicted) or after it,
+//! and a process killed mid-write leaves nothing of its transaction.
+//!
+//! Access times are buffered: a hit records its key in memory, and the
+//! buffer is written in one transaction with the next write, every 64 hits,
+//! and on `flush` and drop. Another process's eviction may therefore not see
+//! this process's latest hits (the LRU across processes is best effort).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::OpenOptions;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{ffi, params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+
+use super::file::LAYOUT_DIR;
+use super::root::prepare_root;
+use super::{
+    key_to_hex, Clock, CorruptEntry, CounterValues, Counters, EntryInfo, PruneReport, Store,
+    StoreError, StoreErrorKind, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
+};
+
+/// The schema version in `PRAGMA user_version`.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The database's file name under `<root>/v1/`.
+pub const DB_FILE: &str = "store.sqlite3";
+
+/// Hits buffered before their access times are written.
+const TOUCH_BATCH: usize = 64;
+
+/// A point inside a write transaction, for [`SqliteOptions::hook`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlitePoint {
+    /// A put (and its evictions) is written but not committed.
+    PutBeforeCommit,
+    /// A remove is written but not committed.
+    RemoveBeforeCommit,
+    /// A prune or clear is written but not committed.
+    PruneBeforeCommit,
+    /// Buffered access times and counters are written but not committed.
+    FlushBeforeCommit,
+}
+
+/// A callback run at a [`SqlitePoint`] while the write lock is held.
+pub type SqliteHook = Arc<dyn Fn(SqlitePoint) + Send + Sync>;
+
+/// How the SQLite store is opened.
+#[derive(Clone)]
+pub struct SqliteOptions {
+    /// The byte cap, counting keys and values. Default 2 GiB.
+    pub max_bytes: u64,
+    /// How long a write waits for another process's lock. Default 10 s.
+    pub busy_timeout: Duration,
+    /// The time source for access times.
+    pub clock: Arc<dyn Clock>,
+    /// Extra `PRAGMA name = value` statements run after the store's own
+    /// (e.g. `("synchronous", "NORMAL")` to trade durability for speed).
+    pub pragmas: Vec<(String, String)>,
+    /// Runs at fixed points inside write transactions: a test seam that lets
+    /// a test hold a transaction open (or kill the process) at a known point.
+    pub hook: Option<SqliteHook>,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+            busy_timeout: Duration::from_secs(10),
+            clock: Arc::new(SystemClock),
+            pragmas: Vec::new(),
+            hook: None,
+        }
+    }
+}
+
+impl fmt::Debug for SqliteOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteOptions")
+            .field("max_bytes", &self.max_bytes)
+            .field("busy_timeout", &self.busy_timeout)
+            .field("clock", &self.clock)
+            .field("pragmas", &self.pragmas)
+            .field("hook", &self.hook.as_ref().map(|_| "..."))
+            .finish()
+    }
+}
+
+/// A store in one SQLite database; see the [module docs](self).
+pub struct SqliteStore {
+    path: PathBuf,
+    opts: SqliteOptions,
+    inner: Mutex<Inner>,
+    counters: Counters,
+}
+
+struct Inner {
+    conn: Connection,
+    /// Access times of hits not yet written.
+    touched: HashMap<Vec<u8>, i64>,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The broad cause of an SQLite error.
+pub(crate) fn error_kind(e: &rusqlite::Error) -> StoreErrorKind {
+    match e.sqlite_error_code() {
+        Some(ffi::ErrorCode::DiskFull) => StoreErrorKind::NoSpace,
+        Some(ffi::ErrorCode::ReadOnly) => StoreErrorKind::ReadOnly,
+        Some(ffi::ErrorCode::PermissionDenied) | Some(ffi::ErrorCode::CannotOpen) => {
+            StoreErrorKind::PermissionDenied
+        }
+        Some(ffi::ErrorCode::DatabaseBusy) | Some(ffi::ErrorCode::DatabaseLocked) => {
+            StoreErrorKind::Busy
+        }
+        _ => StoreErrorKind::Other,
+    }
+}
+
+fn nanos(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos().min(i64::MAX as u128) as i64)
+        .unwrap_or(0)
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS entries (
+    key BLOB PRIMARY KEY NOT NULL,
+    value BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    checksum BLOB NOT NULL,
+    last_access INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_by_access ON entries(last_access);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta(name, value)
+    SELECT 'bytes', COALESCE(SUM(size + length(key)), 0) FROM entries;
+INSERT OR IGNORE INTO meta(name, value) VALUES
+    ('hits', 0), ('misses', 0), ('evictions', 0), ('errors', 0), ('corrupt', 0);
+CREATE TRIGGER IF NOT EXISTS entries_insert AFTER INSERT ON entries BEGIN
+    UPDATE meta SET value = value + NEW.size + length(NEW.key) WHERE name = 'bytes';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_delete AFTER DELETE ON entries BEGIN
+    UPDATE meta SET value = value - OLD.size - length(OLD.key) WHERE name = 'bytes';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_update AFTER UPDATE OF key, size ON entries BEGIN
+    UPDATE meta SET value = value - OLD.size - length(OLD.key) + NEW.size + length(NEW.key)
+        WHERE name = 'bytes';
+END;
+";
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store under `root` with default
+    /// options.
+    pub fn open(root: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        Self::open_with(root, SqliteOptions::default())
+    }
+
+    /// Opens (creating if needed) the store `<root>/v1/store.sqlite3`. The
+    /// root is checked as for the file store.
+    pub fn open_with(
+        root: impl AsRef<Path>,
+        opts: SqliteOptions,
+    ) -> Result<SqliteStore, StoreError> {
+        let root = prepare_root(root.as_ref())?;
+        let dir = root.join(LAYOUT_DIR);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| StoreError::io("create directory", &dir, e))?;
+        let path = dir.join(DB_FILE);
+        // Created here so it is 0600 from the start; SQLite then gives its
+        // journal files the same mode.
+        if let Err(e) = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+        {
+            // A read-only root may still hold a readable database.
+            if !path.exists() {
+                return Err(StoreError::io("create database", &path, e));
+            }
+        }
+        let conn = Self::connect(&path, &opts)?;
+        Ok(SqliteStore {
+            path,
+            opts,
+            inner: Mutex::new(Inner {
+                conn,
+                touched: HashMap::new(),
+            }),
+            counters: Counters::default(),
+        })
+    }
+
+    fn connect(path: &Path, opts: &SqliteOptions) -> Result<Connection, StoreError> {
+        let err = |op| {
+            move |source| StoreError::Sqlite {
+                path: path.to_path_buf(),
+                op,
+                source,
+            }
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(err("open"))?;
+        conn.busy_timeout(opts.busy_timeout)
+            .map_err(err("set busy timeout"))?;
+        // Before the database's first page is written (by the switch to WAL),
+        // so that it can shrink; on an existing database setting it would
+        // wait for the write lock.
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(err("read page count"))?;
+        if pages == 0 {
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(err("set auto_vacuum"))?;
+        }
+        // Switching to WAL needs a moment alone with the file, which the busy
+        // handler does not cover: retry briefly while another process opens.
+        let deadline = std::time::Instant::now() + opts.busy_timeout;
+        loop {
+            let r: rusqlite::Result<String> =
+                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0));
+            match r {
+                Ok(_) => break,
+                Err(e)
+                    if error_kind(&e) == StoreErrorKind::Busy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                // A read-only database stays in its journal mode.
+                Err(e) if error_kind(&e) == StoreErrorKind::ReadOnly => break,
+                Err(e) => return Err(err("set journal_mode")(e)),
+            }
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(err("set synchronous"))?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(err("read schema version"))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::Incompatible {
+                path: path.to_path_buf(),
+                found: version,
+                expected: SCHEMA_VERSION,
+            });
+        }
+        if version < SCHEMA_VERSION {
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            ))
+            .map_err(|e| {
+                let _ = conn.execute_batch("ROLLBACK");
+                err("create schema")(e)
+            })?;
+        }
+        for (name, value) in &opts.pragmas {
+            conn.execute_batch(&format!("PRAGMA {name} = {value}"))
+                .map_err(err("apply pragma"))?;
+        }
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(conn)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The byte cap.
+    pub fn max_bytes(&self) -> u64 {
+        self.opts.max_bytes
+    }
+
+    /// The bytes an entry counts against the cap.
+    pub fn entry_cost(key_len: usize, value_len: usize) -> u64 {
+        key_len as u64 + value_len as u64
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // SQLite rolls back any transaction a panic abandoned (the
+        // Transaction guard's drop), so the connection is reusable.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, op: &'static str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |source| StoreError::Sqlite {
+            path: self.path.clone(),
+            op,
+            source,
+        }
+    }
+
+    fn hook(&self, point: SqlitePoint) {
+        if let Some(h) = &self.opts.hook {
+            h(point);
+        }
+    }
+
+    /// Runs `body` in one IMMEDIATE transaction that also writes the
+    /// buffered access times and this process's counters.
+    fn write_tx<T>(
+        &self,
+        inner: &mut Inner,
+        point: SqlitePoint,
+        body: impl FnOnce(&rusqlite::Transaction<'_>, &mut CounterValues) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut counts = self.counters.take();
+        let touched = std::mem::take(&mut inner.touched);
+        let r = (|| {
+            let tx = inner
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            write_touches(&tx, &touched)?;
+            let out = body(&tx, &mut counts)?;
+            add_counters(&tx, &counts)?;
+            self.hook(point);
+            tx.commit()?;
+            Ok(out)
+        })();
+        if r.is_err() {
+            // Not written: keep the counts for the next try. The access
+            // times are dropped; they are only an LRU hint.
+            self.counters.restore(counts);
+        }
+        r.map_err(self.err("write"))
+    }
+
+    fn flush_inner(&self, inner: &mut Inner) -> Result<(), StoreError> {
+        let counts = self.counters.snapshot();
+        if inner.touched.is_empty() && counts.is_zero() {
+            return Ok(());
+        }
+        self.write_tx(inner, SqlitePoint::FlushBeforeCommit, |_, _| Ok(()))
+    }
+
+    fn get_inner(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let now = nanos(self.opts.clock.now());
+        let row = {
+            let mut inner = self.lock();
+            let row = inner
+                .conn
+                .prepare_cached("SELECT value, size, checksum FROM entries WHERE key = ?1")
+                .and_then(|mut s| {
+                    s.query_row([key], |r| {
+                        Ok((
+                            r.get::<_, Vec<u8>>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, Vec<u8>>(2)?,
+                        ))
+                    })
+                    .optional()
+                })
+                .map_err(self.err("read"))?;
+            if row.is_some() {
+                inner.touched.insert(key.to_vec(), now);
+                if inner.touched.len() >= TOUCH_BATCH {
+                    if let Err(e) = self.flush_inner(&mut inner) {
+                        tracing::debug!(error = %e, "kcache store: could not write access times");
+                    }
+                }
+            }
+            row
+        };
+        let Some((value, size, checksum)) = row else {
+            Counters::bump(&self.counters.misses);
+            return Ok(None);
+        };
+        let damage = if value.len() as i64 != size {
+            Some(format!(
+                "length mismatch (size column {size}, value {} bytes)",
+                value.len()
+            ))
+        } else if checksum != blake3::hash(&value).as_bytes() {
+            Some("payload checksum mismatch".to_string())
+        } else {
+            None
+        };
+        match damage {
+            None => {
+                Counters::bump(&self.counters.hits);
+                Ok(Some(value))
+            }
+            Some(reason) => {
+                Counters::bump(&self.counters.misses);
+                self.drop_corrupt(key, size, &checksum, &reason);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Deletes a corrupt row, unless a writer replaced it since it was read.
+    fn drop_corrupt(&self, key: &[u8], size: i64, checksum: &[u8], reason: &str) {
+        Counters::bump(&self.counters.corrupt);
+        tracing::warn!(key = %key_to_hex(key), reason, db = %self.path.display(),
+            "kcache store: removing corrupt entry");
+        let mut inner = self.lock();
+        let r = self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
+            tx.execute(
+                "DELETE FROM entries WHERE key = ?1 AND size = ?2 AND checksum = ?3",
+                params![key, size, checksum],
+            )
+        });
+        if let Err(e) = r {
+            Counters::bump(&self.counters.errors);
+            tracing::warn!(error = %e, "kcache store: could not remove corrupt entry");
+        }
+    }
+
+    fn put_inner(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        let cost = Self::entry_cost(key.len(), value.len());
+        let max = self.opts.max_bytes;
+        let sum = blake3::hash(value);
+        let now = nanos(self.opts.clock.now());
+        let mut inner = self.lock();
+        self.write_tx(&mut inner, SqlitePoint::PutBeforeCommit, |tx, counts| {
+            if cost > max {
+                tx.execute("DELETE FROM entries WHERE key = ?1", [key])?;
+                return Ok(());
+            }
+            tx.prepare_cached(
+                "INSERT INTO entries(key, value, size, checksum, last_access)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, size = excluded.size,
+                     checksum = excluded.checksum, last_access = excluded.last_access",
+            )?
+            .execute(params![
+                key,
+                value,
+                value.len() as i64,
+                &sum.as_bytes()[..],
+                now
+            ])?;
+            counts.evictions += evict(tx, max, Some(key))?;
+            Ok(())
+        })
+    }
+
+    fn remove_inner(&self, key: &[u8]) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        inner.touched.remove(key);
+        self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
+            Ok(tx.execute("DELETE FROM entries WHERE key = ?1", [key])? > 0)
+        })
+    }
+
+    /// Returns freed pages to the filesystem.
+    fn vacuum(&self, inner: &Inner) {
+        // The pragma frees one page per step: run it to the end.
+        let r = (|| -> rusqlite::Result<()> {
+            let mut stmt = inner.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        })();
+        if let Err(e) = r {
+            tracing::debug!(error = %e, "kcache store: incremental vacuum failed");
+        }
+    }
+
+    fn clear_inner(&self) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        inner.touched.clear();
+        self.write_tx(&mut inner, SqlitePoint::PruneBeforeCommit, |tx, _| {
+            tx.execute("DELETE FROM entries", []).map(drop)
+        })?;
+        self.vacuum(&inner);
+        Ok(())
+    }
+
+    fn prune_inner(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
+        let mut inner = self.lock();
+        let report = self.write_tx(&mut inner, SqlitePoint::PruneBeforeCommit, |tx, counts| {
+            let before = total_bytes(tx)?;
+            let removed = evict(tx, max_bytes, None)?;
+            counts.evictions += removed;
+            let after = total_bytes(tx)?;
+            Ok(PruneReport {
+                removed,
+                freed_bytes: before - after,
+                remaining_bytes: after,
+            })
+        })?;
+        if report.removed > 0 {
+            self.vacuum(&inner);
+        }
+        Ok(report)
+    }
+
+    fn len_inner(&self) -> Result<usize, StoreError> {
+        let inner = self.lock();
+        inner
+            .conn
+            .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(self.err("count"))
+    }
+
+    fn stats_inner(&self) -> Result<StoreStats, StoreError> {
+        let mut inner = self.lock();
+        if let Err(e) = self.flush_inner(&mut inner) {
+            tracing::debug!(error = %e, "kcache store: could not flush counters");
+        }
+        let read = || -> rusqlite::Result<StoreStats> {
+            let entries: i64 = inner
+                .conn
+                .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))?;
+            let mut s = StoreStats {
+                entries: entries as u64,
+                ..StoreStats::default()
+            };
+            let mut stmt = inner.conn.prepare("SELECT name, value FROM meta")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let name: String = row.get(0)?;
+                let v = row.get::<_, i64>(1)?.max(0) as u64;
+                match name.as_str() {
+                    "bytes" => s.bytes = v,
+                    "hits" => s.hits = v,
+                    "misses" => s.misses = v,
+                    "evictions" => s.evictions = v,
+                    "errors" => s.errors = v,
+                    "corrupt" => s.corrupt = v,
+                    _ => {}
+                }
+            }
+            Ok(s)
+        };
+        let mut s = read().map_err(self.err("read stats"))?;
+        // Counts the flush could not write (a read-only database).
+        self.counters.snapshot().add_to(&mut s);
+        Ok(s)
+    }
+
+    fn size_inner(&self) -> Result<u64, StoreError> {
+        let inner = self.lock();
+        total_bytes(&inner.conn).map_err(self.err("read size"))
+    }
+
+    fn list_inner(&self) -> Result<Vec<EntryInfo>, StoreError> {
+        let mut inner = self.lock();
+        if let Err(e) = self.flush_inner(&mut inner) {
+            tracing::debug!(error = %e, "kcache store: could not write access times");
+        }
+        let read = || -> rusqlite::Result<Vec<EntryInfo>> {
+            let mut stmt = inner.conn.prepare(
+                "SELECT key, size, last_access FROM entries ORDER BY last_access DESC, key",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                let key: Vec<u8> = r.get(0)?;
+                let size = r.get::<_, i64>(1)?.max(0) as u64;
+                let at = r.get::<_, i64>(2)?.max(0) as u64;
+                Ok(EntryInfo {
+                    stored_bytes: size + key.len() as u64,
+                    key,
+                    size,
+                    last_access: UNIX_EPOCH + Duration::from_nanos(at),
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(self.err("list"))
+    }
+
+    fn verify_inner(&self) -> Result<VerifyReport, StoreError> {
+        let mut report = VerifyReport::default();
+        let mut bad = Vec::new();
+        {
+            let inner = self.lock();
+            let mut scan = || -> rusqlite::Result<()> {
+                let mut stmt = inner
+                    .conn
+                    .prepare("SELECT key, value, size, checksum FROM entries")?;
+                let mut rows = stmt.query([])?;
+                while let Some(row) = rows.next()? {
+                    report.checked += 1;
+                    let value = row.get_ref(1)?.as_blob()?;
+                    let size: i64 = row.get(2)?;
+                    let checksum = row.get_ref(3)?.as_blob()?;
+                    let reason = if value.len() as i64 != size {
+                        format!(
+                            "length mismatch (size column {size}, value {} bytes)",
+                            value.len()
+                        )
+                    } else if checksum != blake3::hash(value).as_bytes() {
+                        "payload checksum mismatch".to_string()
+                    } else {
+                        continue;
+                    };
+                    bad.push((row.get::<_, Vec<u8>>(0)?, size, checksum.to_vec(), reason));
+                }
+                Ok(())
+            };
+            scan().map_err(self.err("verify"))?;
+        }
+        for (key, size, checksum, reason) in bad {
+            self.drop_corrupt(&key, size, &checksum, &reason);
+            report.corrupt.push(CorruptEntry {
+                location: format!("{}#{}", self.path.display(), key_to_hex(&key)),
+                key: Some(key),
+                reason,
+            });
+        }
+        Ok(report)
+    }
+}
+
+fn total_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    conn.query_row("SELECT value FROM meta WHERE name = 'bytes'", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|v| v.max(0) as u64)
+}
+
+/// Deletes least recently used entries (never `keep`) until the byte total
+/// is at most `max`; how many.
+fn evict(tx: &Connection, max: u64, keep: Option<&[u8]>) -> rusqlite::Result<u64> {
+    let mut removed = 0;
+    while total_bytes(tx)? > max {
+        let victim: Option<Vec<u8>> = tx
+            .prepare_cached(
+                "SELECT key FROM entries WHERE ?1 IS NULL OR key != ?1
+                 ORDER BY last_access, key LIMIT 1",
+            )?
+            .query_row([keep], |r| r.get(0))
+            .optional()?;
+        let Some(victim) = victim else { break };
+        tx.prepare_cached("DELETE FROM entries WHERE key = ?1")?
+            .execute([victim])?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+fn write_touches(tx: &Connection, touched: &HashMap<Vec<u8>, i64>) -> rusqlite::Result<()> {
+    if touched.is_empty() {
+        return Ok(());
+    }
+    // max(): a hit buffered before another process's rewrite never moves the
+    // fresh entry's time backwards.
+    let mut stmt =
+        tx.prepare_cached("UPDATE entries SET last_access = max(last_access, ?2) WHERE key = ?1")?;
+    for (key, at) in touched {
+        stmt.execute(params![key, at])?;
+    }
+    Ok(())
+}
+
+fn add_counters(tx: &Connection, c: &CounterValues) -> rusqlite::Result<()> {
+    if c.is_zero() {
+        return Ok(());
+    }
+    let mut stmt = tx.prepare_cached("UPDATE meta SET value = value + ?2 WHERE name = ?1")?;
+    for (name, v) in [
+        ("hits", c.hits),
+        ("misses", c.misses),
+        ("evictions", c.evictions),
+        ("errors", c.errors),
+        ("corrupt", c.corrupt),
+    ] {
+        if v > 0 {
+            stmt.execute(params![name, v as i64])?;
+        }
+    }
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.counters.count(self.get_inner(key))
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.counters.count(self.put_inner(key, value))
+    }
+
+    fn remove(&self, key: &[u8]) -> Result<bool, StoreError> {
+        self.counters.count(self.remove_inner(key))
+    }
+
+    fn clear(&self) -> Result<(), StoreError> {
+        self.counters.count(self.clear_inner())
+    }
+
+    fn len(&self) -> Result<usize, StoreError> {
+        self.counters.count(self.len_inner())
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "SQLite store at {} (cap {} bytes)",
+            self.path.display(),
+            self.opts.max_bytes
+        )
+    }
+
+    fn stats(&self) -> Result<StoreStats, StoreError> {
+        self.counters.count(self.stats_inner())
+    }
+
+    fn size_bytes(&self) -> Result<u64, StoreError> {
+        self.counters.count(self.size_inner())
+    }
+
+    fn list(&self) -> Result<Vec<EntryInfo>, StoreError> {
+        self.counters.count(self.list_inner())
+    }
+
+    fn verify(&self) -> Result<VerifyReport, StoreError> {
+        self.counters.count(self.verify_inner())
+    }
+
+    fn prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
+        self.counters.count(self.prune_inner(max_bytes))
+    }
+
+    fn flush(&self) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        self.counters.count(self.flush_inner(&mut inner))
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        let mut inner = self.lock();
+        if let Err(e) = self.flush_inner(&mut inner) {
+            tracing::debug!(error = %e, "kcache store: could not flush on drop");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pragma(conn: &Connection, name: &str) -> i64 {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_database_shrinks_after_clear() {
+        let t = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(t.path()).unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        assert_eq!(pragma(&raw, "auto_vacuum"), 2, "incremental");
+        for i in 0..20u8 {
+            s.put(&[i], &[i; 50_000]).unwrap();
+        }
+        let full = pragma(&raw, "page_count");
+        s.clear().unwrap();
+        let after = pragma(&raw, "page_count");
+        assert!(after * 10 < full, "{after} pages of {full}");
+    }
+
+    /// Regression: opening used to set `auto_vacuum`, which waits for the
+    /// write lock, so a process could not open the store while another was
+    /// writing.
+    #[test]
+    fn opens_while_another_connection_holds_the_write_lock() {
+        let t = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(t.path()).unwrap();
+        s.put(b"k", b"v").unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        raw.execute_batch("BEGIN IMMEDIATE; DELETE FROM entries;")
+            .unwrap();
+        let opts = SqliteOptions {
+            busy_timeout: Duration::from_millis(50),
+            ..SqliteOptions::default()
+        };
+        let other = SqliteStore::open_with(t.path(), opts).unwrap();
+        assert_eq!(other.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+        let e = other.put(b"k2", b"v").unwrap_err();
+        assert_eq!(e.kind(), StoreErrorKind::Busy, "{e}");
+        raw.execute_batch("ROLLBACK").unwrap();
+        other.put(b"k2", b"v").unwrap();
+    }
+
+    #[test]
+    fn buffered_access_times_reach_the_database() {
+        let t = tempfile::tempdir().unwrap();
+        let clock = Arc::new(super::super::ManualClock::ticking(
+            UNIX_EPOCH + Duration::from_secs(1_000),
+            Duration::from_secs(1),
+        ));
+        let opts = SqliteOptions {
+            clock: clock.clone(),
+            ..SqliteOptions::default()
+        };
+        let s = SqliteStore::open_with(t.path(), opts).unwrap();
+        s.put(b"a", b"1").unwrap();
+        s.put(b"b", b"2").unwrap();
+        s.get(b"a").unwrap();
+        let raw = Connection::open(s.path()).unwrap();
+        let at = |k: &[u8]| -> i64 {
+            raw.query_row("SELECT last_access FROM entries WHERE key = ?1", [k], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert!(at(b"a") < at(b"b"), "not yet written");
+        s.flush().unwrap();
+        assert!(at(b"a") > at(b"b"), "written by flush");
+    }
+}
