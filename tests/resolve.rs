@@ -1,0 +1,500 @@
+//! The resolver's protocol, against a recording test backend.
+
+use kcache::backend::{Backend, BackendError, CompileJob, Compiled};
+use kcache::cache::code::{with_cold_caches, Capacity};
+use kcache::cache::hooks::Hooks;
+use kcache::canon::segment_kernel_name;
+use kcache::resolve::census::with_census;
+use kcache::resolve::split::{chunks, programs_for, with_split, Split};
+use kcache::resolve::{Kernel, Outcome, ResolveError, Resolver, Threads};
+use proptest::prelude::*;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+
+/// A compiled program: the symbols it holds and the texts they were compiled from.
+#[derive(Debug)]
+struct Program {
+    id: usize,
+    kernels: Vec<(String, String)>,
+    options: Vec<String>,
+}
+
+impl Program {
+    fn has(&self, symbol: &str) -> bool {
+        self.kernels.iter().any(|(s, _)| s == symbol)
+    }
+}
+
+type CompileHook = Box<dyn Fn(&CompileJob<'_>) + Send + Sync>;
+
+/// Compiles by recording; fails a group holding a symbol in `fail`.
+#[derive(Default)]
+struct Recorder {
+    compiles: Mutex<Vec<Vec<String>>>,
+    next: AtomicUsize,
+    fail: Mutex<HashSet<String>>,
+    identity: Mutex<String>,
+    on_compile: Mutex<Option<Arc<CompileHook>>>,
+    threads: Mutex<HashSet<std::thread::ThreadId>>,
+}
+
+impl Recorder {
+    fn compiled_symbols(&self) -> Vec<String> {
+        self.compiles.lock().unwrap().iter().flatten().cloned().collect()
+    }
+}
+
+/// The identity string is leaked once per change so `identity()` can lend it.
+struct Test(Arc<Recorder>, &'static str);
+
+impl Backend for Test {
+    type Program = Program;
+
+    fn family(&self) -> &'static str {
+        "test"
+    }
+
+    fn identity(&self) -> &str {
+        self.1
+    }
+
+    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<Program>, BackendError> {
+        self.0.threads.lock().unwrap().insert(std::thread::current().id());
+        let hook = self.0.on_compile.lock().unwrap().clone();
+        if let Some(hook) = hook {
+            hook(job);
+        }
+        let symbols: Vec<String> = job.kernels.iter().map(|k| k.symbol.to_string()).collect();
+        self.0.compiles.lock().unwrap().push(symbols.clone());
+        let failing = self.0.fail.lock().unwrap();
+        if symbols.iter().any(|s| failing.contains(s)) {
+            return Err(BackendError::Compile {
+                backend: "test",
+                kernels: symbols,
+                log: "injected failure".into(),
+            });
+        }
+        let mut seen = HashSet::new();
+        assert!(symbols.iter().all(|s| seen.insert(s)), "two kernels under one symbol in a group");
+        Ok(Compiled {
+            program: Arc::new(Program {
+                id: self.0.next.fetch_add(1, Ordering::SeqCst),
+                kernels: job.kernels.iter().map(|k| (k.symbol.to_string(), k.text.to_string())).collect(),
+                options: job.options.to_vec(),
+            }),
+            binary: vec![0; 100 * job.kernels.len()],
+        })
+    }
+
+    fn load(&self, _binary: &[u8], _symbols: &[&str]) -> Result<Arc<Program>, BackendError> {
+        unreachable!("no store in these tests")
+    }
+}
+
+fn resolver(rec: &Arc<Recorder>, hooks: &Hooks) -> Resolver<Test> {
+    resolver_as(rec, hooks, "test-compiler 1.0")
+}
+
+fn resolver_as(rec: &Arc<Recorder>, hooks: &Hooks, identity: &'static str) -> Resolver<Test> {
+    Resolver::with(Arc::new(Test(Arc::clone(rec), identity)), Capacity::Fixed(1 << 20), hooks)
+}
+
+/// A kernel as a renderer would write it, with its loop symbol from a counter.
+fn kernel(name: &str, body: &str, counter: usize) -> Kernel {
+    Kernel::new(
+        name,
+        format!("void {name}(float* n1_x) {{ for (int i{counter} = 0; i{counter} < 4; i{counter}++) n1_x[i{counter}] {body}; }}"),
+    )
+    .bound(["n1_x"])
+}
+
+#[test]
+fn an_unchanged_kernel_is_compiled_once_whatever_its_generated_names() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let first = r.resolve(&[kernel("k", "+= 1", 3)]).unwrap();
+    let second = r.resolve(&[kernel("k", "+= 1", 17)]).unwrap();
+    assert_eq!(rec.compiles.lock().unwrap().len(), 1);
+    assert_eq!(first[0].outcome, Outcome::Compiled);
+    assert_eq!(second[0].outcome, Outcome::Reused);
+    assert!(Arc::ptr_eq(&first[0].program, &second[0].program));
+    let changed = r.resolve(&[kernel("k", "+= 2", 17)]).unwrap();
+    assert_eq!(changed[0].outcome, Outcome::Compiled);
+    assert_eq!(rec.compiles.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn a_hit_answers_the_symbol_the_kernel_was_compiled_under() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let a = segment_kernel_name("mm", 3);
+    let b = segment_kernel_name("mm", 5);
+    r.resolve(&[kernel(&a, "= 0", 1)]).unwrap();
+    let hit = r.resolve(&[kernel(&b, "= 0", 9)]).unwrap();
+    assert_eq!(hit[0].outcome, Outcome::Reused);
+    assert_eq!(&*hit[0].symbol, a.as_str());
+    assert!(hit[0].program.has(&hit[0].symbol));
+}
+
+#[test]
+fn one_representative_per_distinct_key_and_duplicates_share_it() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let batch = [kernel("a", "= 1", 1), kernel("b", "= 2", 2), kernel("a", "= 1", 3), kernel("c", "= 3", 4)];
+    let ((), census) = with_census(|| {
+        let out = r.resolve(&batch).unwrap();
+        assert_eq!(
+            out.iter().map(|o| o.outcome).collect::<Vec<_>>(),
+            [Outcome::Compiled, Outcome::Compiled, Outcome::Reused, Outcome::Compiled]
+        );
+        assert!(Arc::ptr_eq(&out[0].program, &out[2].program));
+    });
+    assert_eq!(rec.compiled_symbols(), ["a", "b", "c"]);
+    assert_eq!(census.kernels_requested, 4);
+    assert_eq!(census.kernels_compiled, 3);
+    assert_eq!(census.kernels_reused, 1);
+    assert_eq!(census.programs_compiled, 1);
+}
+
+#[test]
+fn groups_follow_option_lists_in_batch_order() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let batch = [
+        kernel("a", "= 1", 1).options(["-O2"]),
+        kernel("b", "= 2", 1).options(["-O3"]),
+        kernel("c", "= 3", 1).options(["-O2"]),
+    ];
+    let out = r.resolve(&batch).unwrap();
+    assert_eq!(*rec.compiles.lock().unwrap(), [vec!["a", "c"], vec!["b"]]);
+    assert_eq!(out[0].program.options, ["-O2"]);
+    assert_eq!(out[1].program.options, ["-O3"]);
+    assert!(Arc::ptr_eq(&out[0].program, &out[2].program));
+}
+
+#[test]
+fn two_candidates_rendering_one_symbol_compile_as_separate_programs() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let batch = [kernel("k", "= 1", 1), kernel("k", "= 2", 2), kernel("j", "= 2", 2)];
+    let out = r.resolve(&batch).unwrap();
+    assert_eq!(*rec.compiles.lock().unwrap(), [vec!["k", "j"], vec!["k"]]);
+    assert!(out[1].program.kernels[0].1.contains("= 2"));
+    assert!(out.iter().all(|o| o.program.has(&o.symbol)));
+}
+
+#[test]
+fn the_options_and_the_compiler_are_in_the_key() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    r.resolve(&[kernel("a", "= 1", 1).options(["-O3"])]).unwrap();
+    assert_eq!(rec.compiles.lock().unwrap().len(), 2);
+    let r2 = resolver_as(&rec, &hooks, "test-compiler 2.0");
+    let k1 = r.key(&kernel("a", "= 1", 1)).unwrap();
+    let k2 = r2.key(&kernel("a", "= 1", 1)).unwrap();
+    assert_ne!(k1, k2, "a change of compiler never hits an old entry");
+}
+
+#[test]
+fn a_failing_group_publishes_nothing_earlier_groups_stay_and_a_retry_recompiles() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    rec.fail.lock().unwrap().insert("bad".into());
+    let batch = [
+        kernel("ok", "= 1", 1).options(["-O1"]),
+        kernel("bad", "= 2", 1).options(["-O2"]),
+        kernel("later", "= 3", 1).options(["-O3"]),
+    ];
+    let err = r.resolve(&batch).unwrap_err();
+    match &err {
+        ResolveError::Compile { program, kernels, .. } => {
+            assert_eq!(*program, 1);
+            assert_eq!(kernels, &["bad"]);
+        }
+        other => panic!("{other}"),
+    }
+    // The group after the failure never compiled; the one before is published.
+    assert_eq!(rec.compiled_symbols(), ["ok", "bad"]);
+    rec.fail.lock().unwrap().clear();
+    let out = r.resolve(&batch).unwrap();
+    assert_eq!(
+        out.iter().map(|o| o.outcome).collect::<Vec<_>>(),
+        [Outcome::Reused, Outcome::Compiled, Outcome::Compiled]
+    );
+    assert_eq!(rec.compiled_symbols(), ["ok", "bad", "bad", "later"]);
+}
+
+#[test]
+fn before_compile_runs_under_the_lock_and_for_an_all_hit_batch_only_with_always_lock() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&calls);
+    let r = resolver(&rec, &hooks).before_compile(move |ks| {
+        seen.lock().unwrap().push(ks.iter().map(|k| k.symbol.clone()).collect::<Vec<_>>())
+    });
+    r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    r.resolve(&[kernel("a", "= 1", 2)]).unwrap(); // all hit: no lock, no call
+    assert_eq!(*calls.lock().unwrap(), [vec!["a".to_string()]]);
+
+    let calls = Arc::new(Mutex::new(0));
+    let seen = Arc::clone(&calls);
+    let r = resolver(&rec, &hooks).always_lock(true).before_compile(move |ks| {
+        assert!(ks.is_empty() || ks.len() == 1);
+        *seen.lock().unwrap() += 1;
+    });
+    r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    r.resolve(&[kernel("a", "= 1", 2)]).unwrap();
+    assert_eq!(*calls.lock().unwrap(), 2);
+}
+
+#[test]
+fn many_threads_resolving_overlapping_batches_compile_each_distinct_key_once() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = Arc::new(resolver(&rec, &hooks));
+    let threads = 8;
+    let barrier = Arc::new(Barrier::new(threads));
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let r = Arc::clone(&r);
+            let barrier = Arc::clone(&barrier);
+            s.spawn(move || {
+                barrier.wait();
+                for round in 0..50 {
+                    // Overlapping windows of 10 distinct bodies, names from
+                    // per-thread counters so the texts all differ.
+                    let batch: Vec<Kernel> = (0..6)
+                        .map(|j| {
+                            let body = (round + t + j) % 10;
+                            kernel(&format!("k{body}"), &format!("= {body}"), t * 1000 + round * 10 + j)
+                        })
+                        .collect();
+                    let out = r.resolve(&batch).unwrap();
+                    for (k, o) in batch.iter().zip(&out) {
+                        assert!(o.program.has(&o.symbol), "answered with a program lacking its symbol");
+                        let (_, text) = o.program.kernels.iter().find(|(s, _)| *s == *o.symbol).unwrap();
+                        let body = k.symbol.trim_start_matches('k');
+                        assert!(text.contains(&format!("= {body};")), "answered with another kernel's code");
+                    }
+                }
+            });
+        }
+    });
+    let compiled = rec.compiled_symbols();
+    let distinct: HashSet<&String> = compiled.iter().collect();
+    assert_eq!(compiled.len(), 10, "every distinct key compiled exactly once: {compiled:?}");
+    assert_eq!(distinct.len(), 10);
+}
+
+#[test]
+fn a_split_batch_compiles_its_programs_at_once_and_joins_them() {
+    for threads in [Threads::Rayon, Threads::Os] {
+        let rec = Arc::new(Recorder::default());
+        let hooks = Hooks::new();
+        let r = resolver(&rec, &hooks).with_split(Some(Split::new(4))).with_threads(threads);
+        let batch: Vec<Kernel> = (0..8).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+        let (out, census) = with_census(|| r.resolve(&batch).unwrap());
+        // Concurrent compiles record in any order: compare as sorted runs.
+        let mut compiled = rec.compiles.lock().unwrap().clone();
+        compiled.sort();
+        assert_eq!(
+            compiled,
+            chunks(4, &(0..8).map(|j| format!("k{j}")).collect::<Vec<_>>()),
+            "{threads:?}: contiguous runs"
+        );
+        assert_eq!(census.programs_compiled, 4);
+        assert_eq!(census.concurrent_compiles, 4);
+        assert_eq!(census.split_capable_compiles, 4);
+        assert!(out.iter().all(|o| o.program.has(&o.symbol)));
+        let distinct: HashSet<usize> = out.iter().map(|o| o.program.id).collect();
+        assert_eq!(distinct.len(), 4);
+    }
+}
+
+#[test]
+fn split_compiles_really_run_at_once() {
+    let rec = Arc::new(Recorder::default());
+    let barrier = Arc::new(Barrier::new(3));
+    let b = Arc::clone(&barrier);
+    // Each of the three compiles waits for the other two: only concurrent
+    // compiles get past the barrier.
+    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+        b.wait();
+    }) as CompileHook));
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks).with_split(Some(Split::new(3))).with_threads(Threads::Os);
+    let batch: Vec<Kernel> = (0..3).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    r.resolve(&batch).unwrap();
+    assert_eq!(rec.threads.lock().unwrap().len(), 3);
+    assert!(rec.threads.lock().unwrap().contains(&std::thread::current().id()), "the first compiles on the calling thread");
+}
+
+#[test]
+fn a_split_batch_publishes_every_success_and_returns_the_first_failure_in_batch_order() {
+    let rec = Arc::new(Recorder::default());
+    rec.fail.lock().unwrap().extend(["k2".to_string(), "k6".to_string()]);
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
+    let batch: Vec<Kernel> = (0..8).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    match r.resolve(&batch).unwrap_err() {
+        ResolveError::Compile { program, programs, kernels, .. } => {
+            assert_eq!((program, programs), (1, 4));
+            assert_eq!(kernels, ["k2", "k3"]);
+        }
+        other => panic!("{other}"),
+    }
+    rec.fail.lock().unwrap().clear();
+    rec.compiles.lock().unwrap().clear();
+    let out = r.resolve(&batch).unwrap();
+    // Programs 0 and 2 were published; the four kernels of 1 and 3 compile
+    // again, now split four ways.
+    let mut again = rec.compiles.lock().unwrap().clone();
+    again.sort();
+    assert_eq!(again, [vec!["k2"], vec!["k3"], vec!["k6"], vec!["k7"]]);
+    assert_eq!(out.iter().filter(|o| o.outcome == Outcome::Reused).count(), 4);
+}
+
+#[test]
+fn the_split_override_scope_wins_over_the_configuration() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
+    let batch: Vec<Kernel> = (0..4).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    let (_, whole) = with_census(|| with_split(None, || r.resolve(&batch).unwrap()));
+    assert_eq!(whole.programs_compiled, 1);
+    assert_eq!(whole.concurrent_compiles, 0);
+    assert_eq!(whole.split_capable_compiles, 1, "recorded whether or not it split");
+}
+
+#[test]
+fn split_capable_compiles_are_recorded_with_the_code_cache_disabled() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = Resolver::with(Arc::new(Test(Arc::clone(&rec), "t")), Capacity::Fixed(0), &hooks);
+    let (_, c) = with_census(|| {
+        r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+        r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    });
+    assert_eq!(c.split_capable_compiles, 2);
+    assert_eq!(c.programs_compiled, 2);
+}
+
+#[test]
+fn a_clear_empties_the_code_cache_and_a_compile_spanning_it_is_not_published() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    hooks.notify_clear_all().unwrap();
+    assert_eq!(r.cache_stats().entries, 0);
+    // Now a clear lands in the middle of a compile (as a backend's around_clear would).
+    let h = hooks.clone();
+    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+        h.notify_clear_all().unwrap();
+    }) as CompileHook));
+    let out = r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert!(out[0].program.has("b"), "the answer is still good: the program is reference counted");
+    assert_eq!(r.cache_stats().entries, 0, "nothing published over the clear");
+    *rec.on_compile.lock().unwrap() = None;
+    r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
+    assert_eq!(rec.compiled_symbols(), ["a", "b", "b"]);
+}
+
+#[test]
+fn only_its_own_devices_destroy_empties_the_code_cache() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    hooks.notify_device_destroy("other", 0).unwrap();
+    hooks.notify_device_destroy("test", 1).unwrap();
+    assert_eq!(r.cache_stats().entries, 1);
+    hooks.notify_device_destroy("test/variant", 0).unwrap();
+    assert_eq!(r.cache_stats().entries, 0);
+}
+
+/// Serializes the tests that empty every cache of the process.
+static COLD: Mutex<()> = Mutex::new(());
+
+#[test]
+fn cold_scopes_nest_survive_a_panic_and_restore_what_was_held() {
+    let _serial = COLD.lock().unwrap_or_else(|e| e.into_inner());
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let held = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    with_cold_caches(|| {
+        assert_eq!(r.cache_stats().entries, 0);
+        let inside = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+        assert_eq!(inside[0].outcome, Outcome::Compiled);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_cold_caches(|| {
+                r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
+                panic!("inside the inner scope");
+            })
+        }));
+        assert!(panicked.is_err());
+        // The inner scope put back what the outer one held: `a`, not `b`.
+        assert_eq!(r.resolve(&[kernel("a", "= 1", 1)]).unwrap()[0].outcome, Outcome::Reused);
+        assert_eq!(r.resolve(&[kernel("b", "= 2", 1)]).unwrap()[0].outcome, Outcome::Compiled);
+        assert!(inside[0].program.has("a"));
+    });
+    let after = r.resolve(&[kernel("a", "= 1", 1), kernel("b", "= 2", 1)]).unwrap();
+    assert_eq!(after[0].outcome, Outcome::Reused);
+    assert!(Arc::ptr_eq(&after[0].program, &held[0].program), "what was held on entry is back");
+    assert_eq!(after[1].outcome, Outcome::Compiled, "what the scope published is gone");
+}
+
+#[test]
+fn a_cache_created_inside_a_cold_scope_ends_empty() {
+    let _serial = COLD.lock().unwrap_or_else(|e| e.into_inner());
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = with_cold_caches(|| {
+        let r = resolver(&rec, &hooks);
+        r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+        assert_eq!(r.cache_stats().entries, 1);
+        r
+    });
+    assert_eq!(r.cache_stats().entries, 0);
+}
+
+proptest! {
+    #[test]
+    fn programs_for_stays_within_its_bounds(max in 0usize..10, min in 0usize..10, n in 0usize..200) {
+        let k = programs_for(Split { max_programs: max, min_kernels: min }, n);
+        if n == 0 {
+            prop_assert_eq!(k, 0);
+        } else {
+            prop_assert!(k >= 1 && k <= n);
+            prop_assert!(k <= max.max(1));
+            if min > 0 {
+                prop_assert!(k <= (n / min).max(1));
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_are_contiguous_balanced_and_cover_everything(k in 0usize..12, n in 0usize..100) {
+        let idxs: Vec<usize> = (0..n).collect();
+        let runs = chunks(k, &idxs);
+        let flat: Vec<usize> = runs.iter().flatten().copied().collect();
+        prop_assert_eq!(flat, idxs);
+        prop_assert!(runs.iter().all(|r| !r.is_empty()));
+        prop_assert!(runs.len() <= k.max(1));
+        if let (Some(a), Some(b)) = (runs.iter().map(Vec::len).min(), runs.iter().map(Vec::len).max()) {
+            prop_assert!(b - a <= 1, "balanced by count");
+        }
+    }
+}
