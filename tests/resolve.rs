@@ -28,6 +28,18 @@ impl Program {
 
 type CompileHook = Box<dyn Fn(&CompileJob<'_>) + Send + Sync>;
 
+/// A program's bytes: its options, then each kernel's symbol and text.
+fn encode(job: &CompileJob<'_>) -> Vec<u8> {
+    let mut out = job.options.join("\u{2}");
+    for k in job.kernels {
+        out.push('\u{1}');
+        out.push_str(k.symbol);
+        out.push('\u{2}');
+        out.push_str(k.text);
+    }
+    out.into_bytes()
+}
+
 /// Compiles by recording; fails a group holding a symbol in `fail`.
 #[derive(Default)]
 struct Recorder {
@@ -37,11 +49,18 @@ struct Recorder {
     identity: Mutex<String>,
     on_compile: Mutex<Option<Arc<CompileHook>>>,
     threads: Mutex<HashSet<std::thread::ThreadId>>,
+    loads: AtomicUsize,
 }
 
 impl Recorder {
     fn compiled_symbols(&self) -> Vec<String> {
-        self.compiles.lock().unwrap().iter().flatten().cloned().collect()
+        self.compiles
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 }
 
@@ -60,7 +79,11 @@ impl Backend for Test {
     }
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<Program>, BackendError> {
-        self.0.threads.lock().unwrap().insert(std::thread::current().id());
+        self.0
+            .threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
         let hook = self.0.on_compile.lock().unwrap().clone();
         if let Some(hook) = hook {
             hook(job);
@@ -76,19 +99,54 @@ impl Backend for Test {
             });
         }
         let mut seen = HashSet::new();
-        assert!(symbols.iter().all(|s| seen.insert(s)), "two kernels under one symbol in a group");
+        assert!(
+            symbols.iter().all(|s| seen.insert(s)),
+            "two kernels under one symbol in a group"
+        );
         Ok(Compiled {
             program: Arc::new(Program {
                 id: self.0.next.fetch_add(1, Ordering::SeqCst),
-                kernels: job.kernels.iter().map(|k| (k.symbol.to_string(), k.text.to_string())).collect(),
+                kernels: job
+                    .kernels
+                    .iter()
+                    .map(|k| (k.symbol.to_string(), k.text.to_string()))
+                    .collect(),
                 options: job.options.to_vec(),
             }),
-            binary: vec![0; 100 * job.kernels.len()],
+            binary: encode(job),
         })
     }
 
-    fn load(&self, _binary: &[u8], _symbols: &[&str]) -> Result<Arc<Program>, BackendError> {
-        unreachable!("no store in these tests")
+    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<Program>, BackendError> {
+        self.0.loads.fetch_add(1, Ordering::SeqCst);
+        let text = std::str::from_utf8(binary).map_err(|e| BackendError::Load {
+            backend: "test",
+            reason: e.to_string(),
+        })?;
+        let mut lines = text.split('\u{1}');
+        let options = lines
+            .next()
+            .unwrap_or_default()
+            .split('\u{2}')
+            .filter(|o| !o.is_empty())
+            .map(String::from)
+            .collect();
+        let kernels: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once('\u{2}'))
+            .map(|(s, t)| (s.to_string(), t.to_string()))
+            .collect();
+        let program = Program {
+            id: self.0.next.fetch_add(1, Ordering::SeqCst),
+            kernels,
+            options,
+        };
+        match symbols.iter().find(|s| !program.has(s)) {
+            Some(s) => Err(BackendError::MissingSymbol {
+                backend: "test",
+                symbol: s.to_string(),
+            }),
+            None => Ok(Arc::new(program)),
+        }
     }
 }
 
@@ -97,7 +155,11 @@ fn resolver(rec: &Arc<Recorder>, hooks: &Hooks) -> Resolver<Test> {
 }
 
 fn resolver_as(rec: &Arc<Recorder>, hooks: &Hooks, identity: &'static str) -> Resolver<Test> {
-    Resolver::with(Arc::new(Test(Arc::clone(rec), identity)), Capacity::Fixed(1 << 20), hooks)
+    Resolver::with(
+        Arc::new(Test(Arc::clone(rec), identity)),
+        Capacity::Fixed(1 << 20),
+        hooks,
+    )
 }
 
 /// A kernel as a renderer would write it, with its loop symbol from a counter.
@@ -144,12 +206,22 @@ fn one_representative_per_distinct_key_and_duplicates_share_it() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks);
-    let batch = [kernel("a", "= 1", 1), kernel("b", "= 2", 2), kernel("a", "= 1", 3), kernel("c", "= 3", 4)];
+    let batch = [
+        kernel("a", "= 1", 1),
+        kernel("b", "= 2", 2),
+        kernel("a", "= 1", 3),
+        kernel("c", "= 3", 4),
+    ];
     let ((), census) = with_census(|| {
         let out = r.resolve(&batch).unwrap();
         assert_eq!(
             out.iter().map(|o| o.outcome).collect::<Vec<_>>(),
-            [Outcome::Compiled, Outcome::Compiled, Outcome::Reused, Outcome::Compiled]
+            [
+                Outcome::Compiled,
+                Outcome::Compiled,
+                Outcome::Reused,
+                Outcome::Compiled
+            ]
         );
         assert!(Arc::ptr_eq(&out[0].program, &out[2].program));
     });
@@ -182,7 +254,11 @@ fn two_candidates_rendering_one_symbol_compile_as_separate_programs() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks);
-    let batch = [kernel("k", "= 1", 1), kernel("k", "= 2", 2), kernel("j", "= 2", 2)];
+    let batch = [
+        kernel("k", "= 1", 1),
+        kernel("k", "= 2", 2),
+        kernel("j", "= 2", 2),
+    ];
     let out = r.resolve(&batch).unwrap();
     assert_eq!(*rec.compiles.lock().unwrap(), [vec!["k", "j"], vec!["k"]]);
     assert!(out[1].program.kernels[0].1.contains("= 2"));
@@ -195,7 +271,8 @@ fn the_options_and_the_compiler_are_in_the_key() {
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks);
     r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
-    r.resolve(&[kernel("a", "= 1", 1).options(["-O3"])]).unwrap();
+    r.resolve(&[kernel("a", "= 1", 1).options(["-O3"])])
+        .unwrap();
     assert_eq!(rec.compiles.lock().unwrap().len(), 2);
     let r2 = resolver_as(&rec, &hooks, "test-compiler 2.0");
     let k1 = r.key(&kernel("a", "= 1", 1)).unwrap();
@@ -216,7 +293,9 @@ fn a_failing_group_publishes_nothing_earlier_groups_stay_and_a_retry_recompiles(
     ];
     let err = r.resolve(&batch).unwrap_err();
     match &err {
-        ResolveError::Compile { program, kernels, .. } => {
+        ResolveError::Compile {
+            program, kernels, ..
+        } => {
             assert_eq!(*program, 1);
             assert_eq!(kernels, &["bad"]);
         }
@@ -240,7 +319,9 @@ fn before_compile_runs_under_the_lock_and_for_an_all_hit_batch_only_with_always_
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&calls);
     let r = resolver(&rec, &hooks).before_compile(move |ks| {
-        seen.lock().unwrap().push(ks.iter().map(|k| k.symbol.clone()).collect::<Vec<_>>())
+        seen.lock()
+            .unwrap()
+            .push(ks.iter().map(|k| k.symbol.clone()).collect::<Vec<_>>())
     });
     r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
     r.resolve(&[kernel("a", "= 1", 2)]).unwrap(); // all hit: no lock, no call
@@ -248,10 +329,12 @@ fn before_compile_runs_under_the_lock_and_for_an_all_hit_batch_only_with_always_
 
     let calls = Arc::new(Mutex::new(0));
     let seen = Arc::clone(&calls);
-    let r = resolver(&rec, &hooks).always_lock(true).before_compile(move |ks| {
-        assert!(ks.is_empty() || ks.len() == 1);
-        *seen.lock().unwrap() += 1;
-    });
+    let r = resolver(&rec, &hooks)
+        .always_lock(true)
+        .before_compile(move |ks| {
+            assert!(ks.is_empty() || ks.len() == 1);
+            *seen.lock().unwrap() += 1;
+        });
     r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
     r.resolve(&[kernel("a", "= 1", 2)]).unwrap();
     assert_eq!(*calls.lock().unwrap(), 2);
@@ -276,15 +359,30 @@ fn many_threads_resolving_overlapping_batches_compile_each_distinct_key_once() {
                     let batch: Vec<Kernel> = (0..6)
                         .map(|j| {
                             let body = (round + t + j) % 10;
-                            kernel(&format!("k{body}"), &format!("= {body}"), t * 1000 + round * 10 + j)
+                            kernel(
+                                &format!("k{body}"),
+                                &format!("= {body}"),
+                                t * 1000 + round * 10 + j,
+                            )
                         })
                         .collect();
                     let out = r.resolve(&batch).unwrap();
                     for (k, o) in batch.iter().zip(&out) {
-                        assert!(o.program.has(&o.symbol), "answered with a program lacking its symbol");
-                        let (_, text) = o.program.kernels.iter().find(|(s, _)| *s == *o.symbol).unwrap();
+                        assert!(
+                            o.program.has(&o.symbol),
+                            "answered with a program lacking its symbol"
+                        );
+                        let (_, text) = o
+                            .program
+                            .kernels
+                            .iter()
+                            .find(|(s, _)| *s == *o.symbol)
+                            .unwrap();
                         let body = k.symbol.trim_start_matches('k');
-                        assert!(text.contains(&format!("= {body};")), "answered with another kernel's code");
+                        assert!(
+                            text.contains(&format!("= {body};")),
+                            "answered with another kernel's code"
+                        );
                     }
                 }
             });
@@ -292,7 +390,11 @@ fn many_threads_resolving_overlapping_batches_compile_each_distinct_key_once() {
     });
     let compiled = rec.compiled_symbols();
     let distinct: HashSet<&String> = compiled.iter().collect();
-    assert_eq!(compiled.len(), 10, "every distinct key compiled exactly once: {compiled:?}");
+    assert_eq!(
+        compiled.len(),
+        10,
+        "every distinct key compiled exactly once: {compiled:?}"
+    );
     assert_eq!(distinct.len(), 10);
 }
 
@@ -301,8 +403,12 @@ fn a_split_batch_compiles_its_programs_at_once_and_joins_them() {
     for threads in [Threads::Rayon, Threads::Os] {
         let rec = Arc::new(Recorder::default());
         let hooks = Hooks::new();
-        let r = resolver(&rec, &hooks).with_split(Some(Split::new(4))).with_threads(threads);
-        let batch: Vec<Kernel> = (0..8).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+        let r = resolver(&rec, &hooks)
+            .with_split(Some(Split::new(4)))
+            .with_threads(threads);
+        let batch: Vec<Kernel> = (0..8)
+            .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+            .collect();
         let (out, census) = with_census(|| r.resolve(&batch).unwrap());
         // Concurrent compiles record in any order: compare as sorted runs.
         let mut compiled = rec.compiles.lock().unwrap().clone();
@@ -332,22 +438,42 @@ fn split_compiles_really_run_at_once() {
         b.wait();
     }) as CompileHook));
     let hooks = Hooks::new();
-    let r = resolver(&rec, &hooks).with_split(Some(Split::new(3))).with_threads(Threads::Os);
-    let batch: Vec<Kernel> = (0..3).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    let r = resolver(&rec, &hooks)
+        .with_split(Some(Split::new(3)))
+        .with_threads(Threads::Os);
+    let batch: Vec<Kernel> = (0..3)
+        .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+        .collect();
     r.resolve(&batch).unwrap();
     assert_eq!(rec.threads.lock().unwrap().len(), 3);
-    assert!(rec.threads.lock().unwrap().contains(&std::thread::current().id()), "the first compiles on the calling thread");
+    assert!(
+        rec.threads
+            .lock()
+            .unwrap()
+            .contains(&std::thread::current().id()),
+        "the first compiles on the calling thread"
+    );
 }
 
 #[test]
 fn a_split_batch_publishes_every_success_and_returns_the_first_failure_in_batch_order() {
     let rec = Arc::new(Recorder::default());
-    rec.fail.lock().unwrap().extend(["k2".to_string(), "k6".to_string()]);
+    rec.fail
+        .lock()
+        .unwrap()
+        .extend(["k2".to_string(), "k6".to_string()]);
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
-    let batch: Vec<Kernel> = (0..8).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    let batch: Vec<Kernel> = (0..8)
+        .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+        .collect();
     match r.resolve(&batch).unwrap_err() {
-        ResolveError::Compile { program, programs, kernels, .. } => {
+        ResolveError::Compile {
+            program,
+            programs,
+            kernels,
+            ..
+        } => {
             assert_eq!((program, programs), (1, 4));
             assert_eq!(kernels, ["k2", "k3"]);
         }
@@ -361,7 +487,10 @@ fn a_split_batch_publishes_every_success_and_returns_the_first_failure_in_batch_
     let mut again = rec.compiles.lock().unwrap().clone();
     again.sort();
     assert_eq!(again, [vec!["k2"], vec!["k3"], vec!["k6"], vec!["k7"]]);
-    assert_eq!(out.iter().filter(|o| o.outcome == Outcome::Reused).count(), 4);
+    assert_eq!(
+        out.iter().filter(|o| o.outcome == Outcome::Reused).count(),
+        4
+    );
 }
 
 #[test]
@@ -369,18 +498,27 @@ fn the_split_override_scope_wins_over_the_configuration() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
-    let batch: Vec<Kernel> = (0..4).map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j)).collect();
+    let batch: Vec<Kernel> = (0..4)
+        .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+        .collect();
     let (_, whole) = with_census(|| with_split(None, || r.resolve(&batch).unwrap()));
     assert_eq!(whole.programs_compiled, 1);
     assert_eq!(whole.concurrent_compiles, 0);
-    assert_eq!(whole.split_capable_compiles, 1, "recorded whether or not it split");
+    assert_eq!(
+        whole.split_capable_compiles, 1,
+        "recorded whether or not it split"
+    );
 }
 
 #[test]
 fn split_capable_compiles_are_recorded_with_the_code_cache_disabled() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
-    let r = Resolver::with(Arc::new(Test(Arc::clone(&rec), "t")), Capacity::Fixed(0), &hooks);
+    let r = Resolver::with(
+        Arc::new(Test(Arc::clone(&rec), "t")),
+        Capacity::Fixed(0),
+        &hooks,
+    );
     let (_, c) = with_census(|| {
         r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
         r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
@@ -404,8 +542,15 @@ fn a_clear_empties_the_code_cache_and_a_compile_spanning_it_is_not_published() {
     }) as CompileHook));
     let out = r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
     assert_eq!(out[0].outcome, Outcome::Compiled);
-    assert!(out[0].program.has("b"), "the answer is still good: the program is reference counted");
-    assert_eq!(r.cache_stats().entries, 0, "nothing published over the clear");
+    assert!(
+        out[0].program.has("b"),
+        "the answer is still good: the program is reference counted"
+    );
+    assert_eq!(
+        r.cache_stats().entries,
+        0,
+        "nothing published over the clear"
+    );
     *rec.on_compile.lock().unwrap() = None;
     r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
     assert_eq!(rec.compiled_symbols(), ["a", "b", "b"]);
@@ -446,14 +591,29 @@ fn cold_scopes_nest_survive_a_panic_and_restore_what_was_held() {
         }));
         assert!(panicked.is_err());
         // The inner scope put back what the outer one held: `a`, not `b`.
-        assert_eq!(r.resolve(&[kernel("a", "= 1", 1)]).unwrap()[0].outcome, Outcome::Reused);
-        assert_eq!(r.resolve(&[kernel("b", "= 2", 1)]).unwrap()[0].outcome, Outcome::Compiled);
+        assert_eq!(
+            r.resolve(&[kernel("a", "= 1", 1)]).unwrap()[0].outcome,
+            Outcome::Reused
+        );
+        assert_eq!(
+            r.resolve(&[kernel("b", "= 2", 1)]).unwrap()[0].outcome,
+            Outcome::Compiled
+        );
         assert!(inside[0].program.has("a"));
     });
-    let after = r.resolve(&[kernel("a", "= 1", 1), kernel("b", "= 2", 1)]).unwrap();
+    let after = r
+        .resolve(&[kernel("a", "= 1", 1), kernel("b", "= 2", 1)])
+        .unwrap();
     assert_eq!(after[0].outcome, Outcome::Reused);
-    assert!(Arc::ptr_eq(&after[0].program, &held[0].program), "what was held on entry is back");
-    assert_eq!(after[1].outcome, Outcome::Compiled, "what the scope published is gone");
+    assert!(
+        Arc::ptr_eq(&after[0].program, &held[0].program),
+        "what was held on entry is back"
+    );
+    assert_eq!(
+        after[1].outcome,
+        Outcome::Compiled,
+        "what the scope published is gone"
+    );
 }
 
 #[test]
@@ -497,4 +657,161 @@ proptest! {
             prop_assert!(b - a <= 1, "balanced by count");
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The second tier: code cache, then persistent store, then compile.
+
+use kcache::store::{FileStore, MemoryStore, Store, StoreError};
+
+#[test]
+fn a_fresh_resolver_gets_a_stored_program_without_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = Hooks::new();
+    let batch = [
+        kernel("a", "= 1", 1),
+        kernel("b", "= 2", 1),
+        kernel("a", "= 1", 7),
+    ];
+    let first = Arc::new(Recorder::default());
+    {
+        let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
+        let r = resolver(&first, &hooks).with_store(Some(store));
+        r.resolve(&batch).unwrap();
+    }
+    // As another process would: a new backend, a new resolver, the same directory.
+    let second = Arc::new(Recorder::default());
+    let store: Arc<dyn Store> = Arc::new(FileStore::open(dir.path()).unwrap());
+    let r = resolver(&second, &hooks).with_store(Some(store));
+    let (out, census) = with_census(|| {
+        r.resolve(&[
+            kernel("a", "= 1", 40),
+            kernel("b", "= 2", 41),
+            kernel("a", "= 1", 42),
+        ])
+        .unwrap()
+    });
+    assert!(
+        second.compiles.lock().unwrap().is_empty(),
+        "nothing compiled"
+    );
+    assert_eq!(
+        second.loads.load(Ordering::SeqCst),
+        1,
+        "the program is loaded once"
+    );
+    assert_eq!(
+        out.iter().map(|o| o.outcome).collect::<Vec<_>>(),
+        [Outcome::Stored, Outcome::Stored, Outcome::Reused]
+    );
+    assert!(out.iter().all(|o| o.program.has(&o.symbol)));
+    assert_eq!(
+        (
+            census.kernels_stored,
+            census.programs_loaded,
+            census.kernels_compiled
+        ),
+        (2, 1, 0)
+    );
+    // Now it is in the code cache too.
+    assert_eq!(
+        r.resolve(&[kernel("b", "= 2", 3)]).unwrap()[0].outcome,
+        Outcome::Reused
+    );
+}
+
+#[test]
+fn a_changed_kernel_misses_the_store() {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
+    let rec = Arc::new(Recorder::default());
+    resolver(&rec, &hooks)
+        .with_store(Some(Arc::clone(&store)))
+        .resolve(&[kernel("a", "= 1", 1)])
+        .unwrap();
+    let fresh = Arc::new(Recorder::default());
+    let out = resolver(&fresh, &hooks)
+        .with_store(Some(store))
+        .resolve(&[kernel("a", "= 2", 1)])
+        .unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+}
+
+/// A store whose every operation fails, as a full or read-only disk would.
+#[derive(Debug, Default)]
+struct Broken {
+    calls: AtomicUsize,
+}
+
+impl Store for Broken {
+    fn get(&self, _key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Err(StoreError::Io {
+            op: "read",
+            path: "/broken".into(),
+            source: std::io::Error::from_raw_os_error(libc_eio()),
+        })
+    }
+    fn put(&self, _key: &[u8], _value: &[u8]) -> Result<(), StoreError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Err(StoreError::Io {
+            op: "write",
+            path: "/broken".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        })
+    }
+    fn remove(&self, _key: &[u8]) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+    fn clear(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn len(&self) -> Result<usize, StoreError> {
+        Ok(0)
+    }
+}
+
+fn libc_eio() -> i32 {
+    5
+}
+
+#[test]
+fn a_store_error_never_fails_a_compile() {
+    let hooks = Hooks::new();
+    let broken = Arc::new(Broken::default());
+    let rec = Arc::new(Recorder::default());
+    let r = resolver(&rec, &hooks).with_store(Some(broken.clone() as Arc<dyn Store>));
+    let out = r
+        .resolve(&[kernel("a", "= 1", 1), kernel("b", "= 2", 1)])
+        .unwrap();
+    assert!(out.iter().all(|o| o.outcome == Outcome::Compiled));
+    assert!(broken.calls.load(Ordering::SeqCst) >= 2);
+    assert!(r.store_errors() >= 2, "each failure is counted");
+    // And the code cache still works above it.
+    assert_eq!(
+        r.resolve(&[kernel("a", "= 1", 9)]).unwrap()[0].outcome,
+        Outcome::Reused
+    );
+}
+
+#[test]
+fn a_stored_program_that_fails_to_load_is_compiled_instead() {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
+    let rec = Arc::new(Recorder::default());
+    resolver(&rec, &hooks)
+        .with_store(Some(Arc::clone(&store)))
+        .resolve(&[kernel("a", "= 1", 1)])
+        .unwrap();
+    // Damage every stored program (the store's checksum is over the damaged bytes).
+    for e in store.list().unwrap() {
+        if e.key.starts_with(b"kcache/program/") {
+            store.put(&e.key, b"\xff\xfe").unwrap();
+        }
+    }
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(store));
+    let out = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert_eq!(fresh.compiles.lock().unwrap().len(), 1);
 }

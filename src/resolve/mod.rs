@@ -45,9 +45,11 @@ use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
 use crate::cache::hooks::{self, HookError, Hooks, Registration};
 use crate::canon::{CanonOptions, Renamer};
 use crate::key::{program_key, Digest, ProgramKeyInput};
+use crate::store::{Store, StoreError};
 use census::Census;
 use split::{chunks, programs_for, Split};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -210,6 +212,9 @@ pub struct Resolver<B: Backend> {
     threads: Threads,
     always_lock: bool,
     before_compile: Option<BeforeCompile>,
+    store: Option<Arc<dyn Store>>,
+    store_errors: AtomicU64,
+    store_warned: AtomicBool,
     _listeners: Vec<Registration>,
 }
 
@@ -248,8 +253,31 @@ impl<B: Backend + 'static> Resolver<B> {
             threads: Threads::default(),
             always_lock: false,
             before_compile: None,
+            store: None,
+            store_errors: AtomicU64::new(0),
+            store_warned: AtomicBool::new(false),
             _listeners: vec![on_clear, on_destroy],
         }
+    }
+
+    /// Looks kernels the code cache misses up in `store` before compiling
+    /// them, and stores what it compiles. A store error never fails a
+    /// resolve: it is logged (a warning the first time), counted, and the
+    /// compile proceeds.
+    pub fn with_store(mut self, store: Option<Arc<dyn Store>>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The persistent store, if any.
+    pub fn store(&self) -> Option<&Arc<dyn Store>> {
+        self.store.as_ref()
+    }
+
+    /// How many store operations failed (each was logged, and the resolve
+    /// went on without the store).
+    pub fn store_errors(&self) -> u64 {
+        self.store_errors.load(Ordering::Relaxed)
     }
 
     /// Compiles a batch's kernels of one option list as up to
@@ -375,6 +403,11 @@ impl<B: Backend + 'static> Resolver<B> {
                 answers[i] = self.cache.find(key).map(|e| (e, Outcome::Reused));
             }
         }
+        if self.store.is_some() {
+            let start = Instant::now();
+            self.load_stored(keys, answers, generation, census);
+            census.load_time += start.elapsed();
+        }
         // One representative per distinct key, first in batch order.
         let mut representative: HashMap<Digest, usize> = HashMap::new();
         let mut reps = Vec::new();
@@ -488,6 +521,124 @@ impl<B: Backend + 'static> Resolver<B> {
                 "a clear spanned the compile: its programs are answered, not published"
             );
         }
+        if self.store.is_some() {
+            let symbols: Vec<(Digest, &str)> = kernels
+                .iter()
+                .map(|&i| (keys[i], batch[i].symbol.as_str()))
+                .collect();
+            self.store_program(&compiled.binary, &symbols);
+        }
+    }
+
+    /// Writes a program's bytes, then the record of each of its kernels, so a
+    /// reader that finds a record finds its program (unless evicted since).
+    fn store_program(&self, binary: &[u8], kernels: &[(Digest, &str)]) {
+        let Some(store) = &self.store else { return };
+        let id = program_id(binary);
+        if let Err(e) = store.put(&program_entry_key(&id), binary) {
+            self.store_failed("put", &e);
+            return;
+        }
+        for (key, symbol) in kernels {
+            if let Err(e) = store.put(&kernel_entry_key(key), &encode_record(&id, symbol)) {
+                self.store_failed("put", &e);
+                return;
+            }
+        }
+    }
+
+    /// Answers what the store holds among the kernels still missing: each
+    /// stored program is loaded once, and published like a compiled one.
+    fn load_stored(
+        &self,
+        keys: &[Digest],
+        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+        generation: u64,
+        census: &mut Census,
+    ) {
+        let Some(store) = &self.store else { return };
+        // Each stored program wanted, with the kernels it answers.
+        let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
+        let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
+        for (i, key) in keys.iter().enumerate() {
+            if answers[i].is_some() {
+                continue;
+            }
+            let record =
+                looked
+                    .entry(*key)
+                    .or_insert_with(|| match store.get(&kernel_entry_key(key)) {
+                        Ok(Some(bytes)) => decode_record(&bytes).or_else(|| {
+                            tracing::warn!("a stored kernel record is malformed; ignoring it");
+                            None
+                        }),
+                        Ok(None) => None,
+                        Err(e) => {
+                            self.store_failed("get", &e);
+                            None
+                        }
+                    });
+            if let Some((id, symbol)) = record.clone() {
+                match wanted.iter_mut().find(|(p, _)| *p == id) {
+                    Some((_, ks)) => ks.push((i, symbol)),
+                    None => wanted.push((id, vec![(i, symbol)])),
+                }
+            }
+        }
+        for (id, kernels) in wanted {
+            let binary = match store.get(&program_entry_key(&id)) {
+                Ok(Some(b)) if program_id(&b) == id => b,
+                Ok(Some(_)) => {
+                    tracing::warn!("a stored program does not match its id; compiling instead");
+                    continue;
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    self.store_failed("get", &e);
+                    continue;
+                }
+            };
+            let mut symbols: Vec<&str> = kernels.iter().map(|(_, s)| s.as_str()).collect();
+            symbols.sort_unstable();
+            symbols.dedup();
+            let program = match self.backend.load(&binary, &symbols) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.store_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!("a stored program failed to load ({e}); compiling instead");
+                    continue;
+                }
+            };
+            census.programs_loaded += 1;
+            let mut entries: Vec<(Digest, Entry<B::Program>)> = Vec::new();
+            for (i, symbol) in kernels {
+                let entry = Entry {
+                    program: Arc::clone(&program),
+                    symbol: Arc::from(symbol.as_str()),
+                };
+                let outcome = if entries.iter().any(|(k, _)| *k == keys[i]) {
+                    Outcome::Reused
+                } else {
+                    census.kernels_stored += 1;
+                    entries.push((keys[i], entry.clone()));
+                    Outcome::Stored
+                };
+                answers[i] = Some((entry, outcome));
+            }
+            self.cache
+                .publish_if_generation(generation, entries, binary.len() as u64);
+        }
+    }
+
+    /// Logs a store failure (as a warning the first time: the resolver goes
+    /// on without the store) and counts it.
+    fn store_failed(&self, op: &str, e: &StoreError) {
+        self.store_errors.fetch_add(1, Ordering::Relaxed);
+        if !self.store_warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!("program store {op} failed ({e}); compiling without it");
+        } else {
+            tracing::debug!("program store {op} failed again: {e}");
+        }
     }
 
     fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<KernelSource<'a>> {
@@ -567,6 +718,39 @@ impl<B: Backend + 'static> Resolver<B> {
             .map(|r| r.expect("every compile was joined"))
             .collect()
     }
+}
+
+/// A stored program's id: the digest of its bytes.
+fn program_id(binary: &[u8]) -> Digest {
+    Digest(*blake3::hash(binary).as_bytes())
+}
+
+/// Where a program's bytes are stored.
+fn program_entry_key(id: &Digest) -> Vec<u8> {
+    [b"kcache/program/".as_slice(), id.as_bytes()].concat()
+}
+
+/// Where a kernel's record (its program's id and symbol) is stored.
+fn kernel_entry_key(key: &Digest) -> Vec<u8> {
+    [b"kcache/kernel/".as_slice(), key.as_bytes()].concat()
+}
+
+const RECORD_VERSION: u8 = 1;
+
+fn encode_record(program: &Digest, symbol: &str) -> Vec<u8> {
+    [&[RECORD_VERSION][..], program.as_bytes(), symbol.as_bytes()].concat()
+}
+
+fn decode_record(bytes: &[u8]) -> Option<(Digest, String)> {
+    let (&version, rest) = bytes.split_first()?;
+    if version != RECORD_VERSION || rest.len() < 32 {
+        return None;
+    }
+    let (id, symbol) = rest.split_at(32);
+    Some((
+        Digest(id.try_into().ok()?),
+        String::from_utf8(symbol.to_vec()).ok()?,
+    ))
 }
 
 /// Representatives grouped by option list in batch order, no group holding
