@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod cache;
 mod canon;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
@@ -25,6 +26,8 @@ enum Command {
     Key(canon::KeyArgs),
     /// Print the hex digest of length-prefixed parts.
     Digest(canon::DigestArgs),
+    /// Look after the persistent program store: stats, ls, verify, prune, clear, export.
+    Cache(cache::CacheArgs),
 }
 
 /// A failure to report on one line and exit 1.
@@ -53,6 +56,7 @@ pub fn main() -> ExitCode {
         Command::Canon(args) => canon::canon(args),
         Command::Key(args) => canon::key(args),
         Command::Digest(args) => canon::digest(args),
+        Command::Cache(args) => cache::cache(args),
     };
     match result {
         Ok(code) => code,

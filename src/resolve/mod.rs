@@ -39,6 +39,7 @@
 
 pub mod census;
 pub mod split;
+pub mod stored;
 
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
 use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
@@ -52,6 +53,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
+use stored::{decode_record, encode_record, kernel_entry_key, program_entry_key, program_id};
 
 /// One kernel of a batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -718,39 +720,6 @@ impl<B: Backend + 'static> Resolver<B> {
             .map(|r| r.expect("every compile was joined"))
             .collect()
     }
-}
-
-/// A stored program's id: the digest of its bytes.
-fn program_id(binary: &[u8]) -> Digest {
-    Digest(*blake3::hash(binary).as_bytes())
-}
-
-/// Where a program's bytes are stored.
-fn program_entry_key(id: &Digest) -> Vec<u8> {
-    [b"kcache/program/".as_slice(), id.as_bytes()].concat()
-}
-
-/// Where a kernel's record (its program's id and symbol) is stored.
-fn kernel_entry_key(key: &Digest) -> Vec<u8> {
-    [b"kcache/kernel/".as_slice(), key.as_bytes()].concat()
-}
-
-const RECORD_VERSION: u8 = 1;
-
-fn encode_record(program: &Digest, symbol: &str) -> Vec<u8> {
-    [&[RECORD_VERSION][..], program.as_bytes(), symbol.as_bytes()].concat()
-}
-
-fn decode_record(bytes: &[u8]) -> Option<(Digest, String)> {
-    let (&version, rest) = bytes.split_first()?;
-    if version != RECORD_VERSION || rest.len() < 32 {
-        return None;
-    }
-    let (id, symbol) = rest.split_at(32);
-    Some((
-        Digest(id.try_into().ok()?),
-        String::from_utf8(symbol.to_vec()).ok()?,
-    ))
 }
 
 /// Representatives grouped by option list in batch order, no group holding

@@ -1,0 +1,152 @@
+//! How the resolver lays compiled programs out in a persistent store.
+//!
+//! Two kinds of entry, both under readable prefixes:
+//!
+//! * `kcache/program/<id>`: a program's bytes, as its backend's `load` takes
+//!   them back; `<id>` is the blake3 digest of those bytes (32 bytes), so one
+//!   program serves every kernel compiled into it.
+//! * `kcache/kernel/<key>`: a kernel's record under its program key
+//!   ([`crate::key::program_key`], 32 bytes): a version byte, the id of the
+//!   program holding it, and the symbol it was compiled under.
+//!
+//! The store verifies every entry's bytes; the resolver also checks that a
+//! program's bytes hash to the id its record names.
+
+use crate::key::Digest;
+use crate::store::{key_from_hex, key_to_hex, Store, StoreError};
+
+const PROGRAM_PREFIX: &[u8] = b"kcache/program/";
+const KERNEL_PREFIX: &[u8] = b"kcache/kernel/";
+const RECORD_VERSION: u8 = 1;
+
+/// A stored program's id: the digest of its bytes.
+pub fn program_id(binary: &[u8]) -> Digest {
+    Digest(*blake3::hash(binary).as_bytes())
+}
+
+/// Where a program's bytes are stored.
+pub fn program_entry_key(id: &Digest) -> Vec<u8> {
+    [PROGRAM_PREFIX, id.as_bytes()].concat()
+}
+
+/// Where a kernel's record is stored.
+pub fn kernel_entry_key(key: &Digest) -> Vec<u8> {
+    [KERNEL_PREFIX, key.as_bytes()].concat()
+}
+
+/// A kernel's record: its program's id and its symbol.
+pub fn encode_record(program: &Digest, symbol: &str) -> Vec<u8> {
+    [&[RECORD_VERSION][..], program.as_bytes(), symbol.as_bytes()].concat()
+}
+
+/// Reads a record back; `None` if it is not one this version wrote.
+pub fn decode_record(bytes: &[u8]) -> Option<(Digest, String)> {
+    let (&version, rest) = bytes.split_first()?;
+    if version != RECORD_VERSION || rest.len() < 32 {
+        return None;
+    }
+    let (id, symbol) = rest.split_at(32);
+    Some((
+        Digest(id.try_into().ok()?),
+        String::from_utf8(symbol.to_vec()).ok()?,
+    ))
+}
+
+/// A store entry as `kcache cache ls` names it: `program/<hex>`,
+/// `kernel/<hex>`, or the key's hex when kcache did not write it.
+pub fn entry_name(key: &[u8]) -> String {
+    let digest = |rest: &[u8]| (rest.len() == 32).then(|| key_to_hex(rest));
+    if let Some(hex) = key.strip_prefix(PROGRAM_PREFIX).and_then(digest) {
+        format!("program/{hex}")
+    } else if let Some(hex) = key.strip_prefix(KERNEL_PREFIX).and_then(digest) {
+        format!("kernel/{hex}")
+    } else {
+        key_to_hex(key)
+    }
+}
+
+/// The store key an [`entry_name`] names.
+pub fn entry_key(name: &str) -> Result<Vec<u8>, StoreError> {
+    if let Some(hex) = name.strip_prefix("program/") {
+        Ok([PROGRAM_PREFIX, &key_from_hex(hex)?].concat())
+    } else if let Some(hex) = name.strip_prefix("kernel/") {
+        Ok([KERNEL_PREFIX, &key_from_hex(hex)?].concat())
+    } else {
+        key_from_hex(name)
+    }
+}
+
+/// What `kcache cache export` writes: a program's raw bytes, found by the
+/// program's name or through a kernel's record. `Ok(None)` when absent.
+pub fn export(store: &dyn Store, name: &str) -> Result<Option<Vec<u8>>, ExportError> {
+    let key = entry_key(name)?;
+    let Some(bytes) = store.get(&key)? else {
+        return Ok(None);
+    };
+    if !key.starts_with(KERNEL_PREFIX) {
+        return Ok(Some(bytes));
+    }
+    let (id, _) = decode_record(&bytes).ok_or(ExportError::BadRecord)?;
+    Ok(store.get(&program_entry_key(&id))?)
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The store failed, or the name is not one `ls` prints.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A kernel's record is not one this version of kcache wrote.
+    #[error("the kernel's record is not one this version of kcache wrote")]
+    BadRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn records_round_trip() {
+        let id = program_id(b"bytes");
+        assert_eq!(
+            decode_record(&encode_record(&id, "k__seg3")),
+            Some((id, "k__seg3".into()))
+        );
+        assert_eq!(decode_record(b""), None);
+        assert_eq!(decode_record(&[2; 40]), None);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        let id = program_id(b"x");
+        for key in [
+            program_entry_key(&id),
+            kernel_entry_key(&id),
+            b"other".to_vec(),
+        ] {
+            assert_eq!(entry_key(&entry_name(&key)).unwrap(), key);
+        }
+        assert!(entry_name(&program_entry_key(&id)).starts_with("program/"));
+    }
+
+    #[test]
+    fn export_follows_a_kernel_record_to_its_program() {
+        let store = MemoryStore::new(1 << 20);
+        let id = program_id(b"compiled");
+        store.put(&program_entry_key(&id), b"compiled").unwrap();
+        let kernel = Digest([7; 32]);
+        store
+            .put(&kernel_entry_key(&kernel), &encode_record(&id, "k"))
+            .unwrap();
+        let by_kernel = export(&store, &entry_name(&kernel_entry_key(&kernel))).unwrap();
+        assert_eq!(by_kernel.as_deref(), Some(&b"compiled"[..]));
+        let by_program = export(&store, &entry_name(&program_entry_key(&id))).unwrap();
+        assert_eq!(by_program.as_deref(), Some(&b"compiled"[..]));
+        assert!(export(&store, "kernel/zz").is_err());
+        assert_eq!(
+            export(&store, &entry_name(&kernel_entry_key(&Digest([1; 32])))).unwrap(),
+            None
+        );
+    }
+}
