@@ -212,10 +212,13 @@ pub trait Backend: Send + Sync {
 
     /// Digests of the files a kernel's compile reads besides its text (quoted
     /// includes), in a deterministic order; an error refuses to key it.
+    /// `origin` is the file the kernel's text came from, when it came from
+    /// one: quoted includes resolve against its directory.
     fn key_extras(
         &self,
         _kernel: &KernelSource<'_>,
         _options: &[String],
+        _origin: Option<&std::path::Path>,
     ) -> Result<Vec<crate::key::Digest>, BackendError> {
         Ok(Vec::new())
     }

@@ -36,15 +36,20 @@ pub struct Failure(pub String);
 
 impl<E: std::error::Error> From<E> for Failure {
     fn from(e: E) -> Self {
-        let mut msg = e.to_string();
-        let mut source = e.source();
-        while let Some(s) = source {
-            msg.push_str(": ");
-            msg.push_str(&s.to_string());
-            source = s.source();
-        }
-        Failure(msg)
+        Failure(error_chain(&e))
     }
+}
+
+/// An error and its sources, joined by `: `.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg
 }
 
 /// Runs the command line and returns the process's exit code.

@@ -1,0 +1,185 @@
+//! `kcache compile`: resolve one batch of kernel files through the cache.
+
+use super::backend::{dispatch, BackendFlags, Job};
+use super::cache::StoreFlags;
+use super::canon::RenameFlags;
+use super::{write_stdout, Failure};
+use clap::{ArgAction, Args};
+use kcache::backend::Backend;
+use kcache::canon::{CanonOptions, Derivation};
+use kcache::resolve::census::with_census;
+use kcache::resolve::Kernel;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+pub struct CompileArgs {
+    #[command(flatten)]
+    backend: BackendFlags,
+    #[command(flatten)]
+    store: StoreFlags,
+    #[command(flatten)]
+    rename: RenameFlags,
+    /// A compiler option for every file (repeatable), e.g. --option=-O3.
+    #[arg(long = "option", value_name = "FLAG", action = ArgAction::Append, allow_hyphen_values = true)]
+    options: Vec<String>,
+    /// A JSON list of {"file", "kernel_name", "bound", "keep", "free", "options"}
+    /// (paths relative to the manifest) instead of FILE arguments.
+    #[arg(long, value_name = "M.json", conflicts_with = "files")]
+    manifest: Option<PathBuf>,
+    /// Print one JSON object: kernels (file, symbol, outcome), kernels_compiled,
+    /// programs_compiled, kernels_reused, kernels_stored.
+    #[arg(long)]
+    json: bool,
+    /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
+    #[arg(value_name = "FILE", required_unless_present = "manifest")]
+    files: Vec<PathBuf>,
+}
+
+/// One entry of a manifest.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestEntry {
+    file: PathBuf,
+    kernel_name: Option<String>,
+    #[serde(default)]
+    bound: Vec<String>,
+    #[serde(default)]
+    keep: Vec<String>,
+    #[serde(default)]
+    free: Vec<String>,
+    #[serde(default)]
+    derivations: Vec<String>,
+    #[serde(default)]
+    options: Vec<String>,
+}
+
+/// A kernel to compile, and the file it came from (as the user named it).
+struct Input {
+    file: PathBuf,
+    kernel: Kernel,
+}
+
+fn read_kernel(path: &Path, canon: CanonOptions, options: Vec<String>) -> Result<Input, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let symbol = canon.kernel_name.clone().unwrap_or(stem);
+    let canon = CanonOptions {
+        kernel_name: Some(symbol.clone()),
+        ..canon
+    };
+    Ok(Input {
+        file: path.to_path_buf(),
+        kernel: Kernel::new(symbol, text).canon(canon).options(options).origin(path),
+    })
+}
+
+fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
+    let Some(manifest) = &args.manifest else {
+        return args
+            .files
+            .iter()
+            .map(|f| read_kernel(f, args.rename.options(), args.options.clone()))
+            .collect();
+    };
+    let text = std::fs::read(manifest)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", manifest.display())))?;
+    let entries: Vec<ManifestEntry> = serde_json::from_slice(&text)
+        .map_err(|e| Failure(format!("{}: {e}", manifest.display())))?;
+    let base = manifest.parent().unwrap_or(Path::new("."));
+    entries
+        .into_iter()
+        .map(|e| {
+            let derivations = e
+                .derivations
+                .iter()
+                .map(|d| {
+                    Derivation::parse(d).ok_or_else(|| {
+                        Failure(format!("{}: derivation `{d}` is not PREFIX*SUFFIX", manifest.display()))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            let canon = CanonOptions {
+                kernel_name: e.kernel_name,
+                bound: e.bound,
+                keep: e.keep,
+                free: e.free,
+                derivations,
+                ..CanonOptions::default()
+            };
+            let mut input = read_kernel(&base.join(&e.file), canon, e.options)?;
+            input.file = e.file;
+            Ok(input)
+        })
+        .collect()
+}
+
+pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
+    let flags = args.backend.clone();
+    dispatch(&flags, CompileJob(args))
+}
+
+struct CompileJob(CompileArgs);
+
+impl Job for CompileJob {
+    fn run<B: Backend + 'static>(self, backend: Arc<B>) -> Result<ExitCode, Failure> {
+        let args = self.0;
+        let inputs = inputs(&args)?;
+        let store = args.store.open(None)?;
+        let resolver = args.backend.resolver(backend).with_store(store);
+        let batch: Vec<Kernel> = inputs.iter().map(|i| i.kernel.clone()).collect();
+        let (resolved, census) = with_census(|| resolver.resolve(&batch));
+        let resolved = resolved.map_err(|e| Failure(super::error_chain(&e)))?;
+        let out = if args.json {
+            let kernels: Vec<serde_json::Value> = inputs
+                .iter()
+                .zip(&resolved)
+                .map(|(i, r)| {
+                    serde_json::json!({
+                        "file": i.file.display().to_string(),
+                        "symbol": &*r.symbol,
+                        "outcome": r.outcome,
+                    })
+                })
+                .collect();
+            let v = serde_json::json!({
+                "kernels": kernels,
+                "kernels_compiled": census.kernels_compiled,
+                "programs_compiled": census.programs_compiled,
+                "kernels_reused": census.kernels_reused,
+                "kernels_stored": census.kernels_stored,
+            });
+            format!("{v}\n")
+        } else {
+            let mut s = String::new();
+            for (i, r) in inputs.iter().zip(&resolved) {
+                s.push_str(&format!(
+                    "{:<9} {}  ({})\n",
+                    serde_json::to_value(r.outcome)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    i.file.display(),
+                    r.symbol
+                ));
+            }
+            s.push_str(&format!(
+                "{} kernels: {} compiled into {} programs, {} reused, {} from the store\n",
+                resolved.len(),
+                census.kernels_compiled,
+                census.programs_compiled,
+                census.kernels_reused,
+                census.kernels_stored
+            ));
+            s
+        };
+        write_stdout(out.as_bytes())?;
+        Ok(ExitCode::SUCCESS)
+    }
+}

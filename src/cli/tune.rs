@@ -1,0 +1,203 @@
+//! `kcache tune`: the main job, an autotuning search through the cache.
+
+use super::backend::{dispatch, BackendFlags, Job};
+use super::cache::StoreFlags;
+use super::{write_stdout, Failure};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use kcache::backend::Backend;
+use kcache::tune::render::{search_space, Problem};
+use kcache::tune::{tune, Report, TuneOptions};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    backend: BackendFlags,
+    #[command(flatten)]
+    store: StoreFlags,
+    /// How many candidates to try (the search space has 36; more repeat it).
+    #[arg(long, value_name = "N", default_value_t = search_space().len())]
+    candidates: usize,
+    /// Candidates resolved per batch.
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    batch: usize,
+    /// The problem: M x K times K x N.
+    #[arg(long, value_name = "MxKxN", default_value = "64x128x64", value_parser = parse_problem)]
+    size: Problem,
+    /// Timed runs per candidate (the median counts).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    reps: usize,
+    /// Run the whole search this many times in this process (later rounds
+    /// reuse every kernel).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    rounds: usize,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_problem(s: &str) -> Result<Problem, String> {
+    let dims: Vec<usize> = s
+        .split(['x', 'X', ','])
+        .map(|d| d.trim().parse::<usize>().map_err(|e| format!("`{d}`: {e}")))
+        .collect::<Result<_, _>>()?;
+    match dims[..] {
+        [m, k, n] if m > 0 && k > 0 && n > 0 => Ok(Problem { m, k, n }),
+        _ => Err("expected three positive sizes, MxKxN".into()),
+    }
+}
+
+pub fn tune_command(args: TuneArgs) -> Result<ExitCode, Failure> {
+    let flags = args.backend.clone();
+    dispatch(&flags, TuneJob(args))
+}
+
+struct TuneJob(TuneArgs);
+
+impl Job for TuneJob {
+    fn run<B: Backend + 'static>(self, backend: Arc<B>) -> Result<ExitCode, Failure> {
+        let args = self.0;
+        if !args.backend.compile_only && !backend.can_run() {
+            return Err(Failure(format!(
+                "the {} backend cannot run kernels here; pass --compile-only to compile every candidate and run none",
+                backend.family()
+            )));
+        }
+        let store = args.store.open(None)?;
+        let identity = backend.identity().to_string();
+        let resolver = args.backend.resolver(backend).with_store(store);
+        let options = TuneOptions {
+            problem: args.size,
+            candidates: args.candidates,
+            batch: args.batch,
+            reps: args.reps,
+            compile_only: args.backend.compile_only,
+            seed: 42,
+        };
+        let mut reports = Vec::new();
+        for round in 0..args.rounds.max(1) {
+            let bar = progress_bar(options.candidates, args.json, round, args.rounds);
+            let report = tune(&resolver, &options, |done| bar.set_position(done as u64))
+                .map_err(|e| Failure(e.to_string()))?;
+            bar.finish_and_clear();
+            reports.push(report);
+        }
+        let out = if args.json {
+            format!("{}\n", json(&reports, &options, &identity))
+        } else {
+            table(&reports, &options, &identity)
+        };
+        write_stdout(out.as_bytes())?;
+        if resolver.store_errors() > 0 {
+            eprintln!(
+                "kcache: {} store operations failed; those programs were compiled without the store",
+                resolver.store_errors()
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn progress_bar(len: usize, json: bool, round: usize, rounds: usize) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len as u64);
+    let label = if rounds > 1 {
+        format!("round {}/{rounds} ", round + 1)
+    } else {
+        String::new()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(&format!("{label}{{bar:40}} {{pos}}/{{len}} candidates {{elapsed}}"))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
+    let mut s = String::new();
+    let p = o.problem;
+    for (i, r) in reports.iter().enumerate() {
+        let c = &r.census;
+        if reports.len() > 1 {
+            s.push_str(&format!("round {}\n", i + 1));
+        }
+        s.push_str(&format!(
+            "search      {} candidates on {} ({identity}), problem {}x{}x{}\n",
+            r.trials.len(),
+            r.backend,
+            p.m,
+            p.k,
+            p.n
+        ));
+        match &r.best {
+            Some(b) => s.push_str(&format!(
+                "best        {}  {}  (max error {:.1e})\n",
+                b.config,
+                ms(b.time.unwrap_or_default()),
+                b.max_error.unwrap_or_default()
+            )),
+            None => s.push_str("best        none (compile only: nothing ran)\n"),
+        }
+        s.push_str(&format!(
+            "kernels     requested {}  compiled {}  reused {}  stored {}\n",
+            c.kernels_requested, c.kernels_compiled, c.kernels_reused, c.kernels_stored
+        ));
+        s.push_str(&format!(
+            "programs    compiled {}  loaded {}\n",
+            c.programs_compiled, c.programs_loaded
+        ));
+        s.push_str(&format!(
+            "compile     spent {:.2} s  saved ~{:.2} s (reused and stored kernels at this search's mean compile time)\n",
+            c.compile_time.as_secs_f64(),
+            r.compile_time_saved().as_secs_f64()
+        ));
+        s.push_str(&format!("wall        {:.2} s\n", r.wall.as_secs_f64()));
+    }
+    s
+}
+
+fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Value {
+    let sum = |f: fn(&Report) -> u64| reports.iter().map(f).sum::<u64>();
+    let best = reports.iter().filter_map(|r| r.best.clone()).min_by_key(|t| t.time);
+    serde_json::json!({
+        "backend": reports.first().map(|r| r.backend.clone()),
+        "identity": identity,
+        "problem": o.problem,
+        "candidates": sum(|r| r.trials.len() as u64),
+        "kernels_requested": sum(|r| r.census.kernels_requested),
+        "kernels_compiled": sum(|r| r.census.kernels_compiled),
+        "programs_compiled": sum(|r| r.census.programs_compiled),
+        "kernels_reused": sum(|r| r.census.kernels_reused),
+        "kernels_stored": sum(|r| r.census.kernels_stored),
+        "programs_loaded": sum(|r| r.census.programs_loaded),
+        "compile_seconds": reports.iter().map(|r| r.census.compile_time.as_secs_f64()).sum::<f64>(),
+        "compile_saved_seconds": reports.iter().map(|r| r.compile_time_saved().as_secs_f64()).sum::<f64>(),
+        "wall_seconds": reports.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>(),
+        "best": best.map(|b| serde_json::json!({
+            "config": b.config,
+            "time_seconds": b.time.map(|t| t.as_secs_f64()),
+            "max_error": b.max_error,
+        })),
+        "rounds": reports.iter().map(|r| serde_json::json!({
+            "candidates": r.trials.len(),
+            "kernels_requested": r.census.kernels_requested,
+            "kernels_compiled": r.census.kernels_compiled,
+            "programs_compiled": r.census.programs_compiled,
+            "kernels_reused": r.census.kernels_reused,
+            "kernels_stored": r.census.kernels_stored,
+            "compile_seconds": r.census.compile_time.as_secs_f64(),
+            "wall_seconds": r.wall.as_secs_f64(),
+        })).collect::<Vec<_>>(),
+    })
+}
