@@ -442,13 +442,39 @@ fn renamable(name: &[u8], o: &CanonOptions) -> bool {
         })
 }
 
+/// Names standing right after `.`, `->` or `::` (or `.template`).
+fn member_names(src: &[u8]) -> std::collections::HashSet<Vec<u8>> {
+    let mut names = std::collections::HashSet::new();
+    let mut member = false;
+    for t in lex(src) {
+        let bytes = &src[t.span.clone()];
+        match t.kind {
+            TokenKind::Ident => {
+                if member {
+                    names.insert(spelling(bytes).into_owned());
+                }
+                member = member && bytes == b"template";
+            }
+            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => member = true,
+            TokenKind::Whitespace => {}
+            k if k.is_comment() => {}
+            _ => member = false,
+        }
+    }
+    names
+}
+
 fn oracle(src: &[u8], o: &CanonOptions) -> Vec<Atom> {
     let mut atoms = Vec::new();
     let mut numbers: HashMap<Vec<u8>, usize> = HashMap::new();
+    // A name that would be renamed but also stands after a member operator
+    // may be a member the kernel declares: it is kept everywhere.
+    let members = member_names(src);
     let mut name = |n: &[u8], member: bool, atoms: &mut Vec<Atom>| {
         let own = o.kernel_name.as_deref().map(str::as_bytes) == Some(n);
         let kept = o.keep.iter().chain(&o.free).any(|k| k.as_bytes() == n) || is_keyword(n);
-        if member || kept {
+        let renames = own || renamable(n, o);
+        if member || kept || (renames && members.contains(n)) {
             atoms.push(Atom::Bytes(n.to_vec()));
         } else if own {
             atoms.push(Atom::Own);
@@ -465,7 +491,7 @@ fn oracle(src: &[u8], o: &CanonOptions) -> Vec<Atom> {
         match t.kind {
             TokenKind::Ident => {
                 name(&spelling(bytes), member, &mut atoms);
-                member = false;
+                member = member && bytes == b"template";
             }
             k if k.is_comment() => {
                 // Words of the small alphabet below: [A-Za-z_$][A-Za-z0-9_$]*, numbers skipped.

@@ -113,23 +113,31 @@ pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usi
     let mut lexer = Raw::lexer(src);
     while let Some(raw) = lexer.next() {
         let span = lexer.span();
-        let (kind, escaped) = match raw {
-            Ok(Raw::EscapedIdent) => (TokenKind::Ident, true),
-            Ok(raw) => (raw.kind(), false),
-            Err(()) => (TokenKind::Unknown, false),
-        };
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
         // other token ends it, and a newline that is no splice begins a new one.
-        match kind {
-            TokenKind::Whitespace => {
-                if !lexer.extras.0 && has_line_break(src, span.clone()) {
-                    lexer.extras.0 = true;
-                }
+        let (kind, escaped) = match raw {
+            Ok(Raw::LineBreak) => {
+                lexer.extras.0 = true;
+                (TokenKind::Whitespace, false)
             }
-            k if k.is_comment() => {}
-            _ => lexer.extras.0 = false,
-        }
+            Ok(Raw::Whitespace) => (TokenKind::Whitespace, false),
+            Ok(Raw::EscapedIdent) => {
+                lexer.extras.0 = false;
+                (TokenKind::Ident, true)
+            }
+            Ok(raw) => {
+                let kind = raw.kind();
+                if !kind.is_comment() {
+                    lexer.extras.0 = false;
+                }
+                (kind, false)
+            }
+            Err(()) => {
+                lexer.extras.0 = false;
+                (TokenKind::Unknown, false)
+            }
+        };
         f(kind, span, escaped);
     }
 }
@@ -143,11 +151,6 @@ impl Default for LineStart {
     fn default() -> Self {
         LineStart(true)
     }
-}
-
-/// Whether `src[span]` holds a newline that is not part of a line splice.
-fn has_line_break(src: &[u8], span: Range<usize>) -> bool {
-    (span.start..span.end).any(|i| src[i] == b'\n' && !newline_is_spliced(src, i))
 }
 
 /// The spelling of an identifier as C sees it: line splices removed and
@@ -417,8 +420,12 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
 #[logos(subpattern pfx = r"u8|u|U|L")]
 #[logos(extras = LineStart)]
 enum Raw {
-    #[regex(r"([ \t\n\r\x0B\x0C]|(?&sp))+")]
+    // Blanks that hold a newline (one that is no splice) are told apart by
+    // the lexer itself, so tracking the start of a line costs no scan.
+    #[regex(r"([ \t\r\x0B\x0C]|(?&sp))+")]
     Whitespace,
+    #[regex(r"([ \t\r\x0B\x0C]|(?&sp))*\n([ \t\n\r\x0B\x0C]|(?&sp))*")]
+    LineBreak,
     // Identifiers spelled plainly (nearly all) are told apart by the lexer,
     // so only the rare one with a splice or a universal character name is
     // ever re-spelled.
@@ -458,7 +465,7 @@ enum Raw {
 impl Raw {
     fn kind(self) -> TokenKind {
         match self {
-            Raw::Whitespace => TokenKind::Whitespace,
+            Raw::Whitespace | Raw::LineBreak => TokenKind::Whitespace,
             Raw::Ident | Raw::EscapedIdent => TokenKind::Ident,
             Raw::Decrement => TokenKind::Punct,
             Raw::Number => TokenKind::Number,

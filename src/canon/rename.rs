@@ -143,7 +143,6 @@ pub struct Renamer {
     symbols: bool,
     scope_locals: bool,
     reason: Option<String>,
-    token_is_keyword: bool,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -185,12 +184,7 @@ impl Renamer {
         } else {
             FxHashSet::default()
         };
-        let token_is_keyword = options
-            .kernel_name
-            .as_ref()
-            .is_some_and(|n| is_keyword(super::kernel_token(n).as_bytes()));
         Renamer {
-            token_is_keyword,
             kernel_name: options.kernel_name.as_ref().map(|n| n.as_bytes().to_vec()),
             token: options
                 .kernel_name
@@ -451,10 +445,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             Taken::Keep {
                 collides: self.kept_collides(&spelled),
             }
-        } else if is_keyword(&spelled) && !self.renamer.token_is_keyword {
-            // The commonest names never reach the map: a keyword is always
-            // kept, and only the kernel token could collide with one.
-            Taken::Keep { collides: false }
         } else {
             match self.taken.get(spelled.as_ref()) {
                 Some(&t) => t,
