@@ -46,7 +46,6 @@ struct Recorder {
     compiles: Mutex<Vec<Vec<String>>>,
     next: AtomicUsize,
     fail: Mutex<HashSet<String>>,
-    identity: Mutex<String>,
     on_compile: Mutex<Option<Arc<CompileHook>>>,
     threads: Mutex<HashSet<std::thread::ThreadId>>,
     loads: AtomicUsize,
@@ -639,8 +638,8 @@ proptest! {
         } else {
             prop_assert!(k >= 1 && k <= n);
             prop_assert!(k <= max.max(1));
-            if min > 0 {
-                prop_assert!(k <= (n / min).max(1));
+            if let Some(by_size) = n.checked_div(min) {
+                prop_assert!(k <= by_size.max(1));
             }
         }
     }

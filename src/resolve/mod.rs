@@ -166,6 +166,10 @@ impl<P> Clone for Entry<P> {
     }
 }
 
+/// A kernel's answer while a resolve runs: none yet, or an entry and how it
+/// was found.
+type Answer<P> = Option<(Entry<P>, Outcome)>;
+
 /// Errors at the resolver's boundary.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
@@ -370,7 +374,7 @@ impl<B: Backend + 'static> Resolver<B> {
             kernels_requested: batch.len() as u64,
             ..Census::default()
         };
-        let mut answers: Vec<Option<(Entry<B::Program>, Outcome)>> = keys
+        let mut answers: Vec<Answer<B::Program>> = keys
             .iter()
             .map(|k| self.cache.find(k).map(|e| (e, Outcome::Reused)))
             .collect();
@@ -405,7 +409,7 @@ impl<B: Backend + 'static> Resolver<B> {
         &self,
         batch: &[Kernel],
         keys: &[Digest],
-        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+        answers: &mut [Answer<B::Program>],
         census: &mut Census,
     ) -> Result<(), ResolveError> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -479,9 +483,9 @@ impl<B: Backend + 'static> Resolver<B> {
         } else {
             // Each group is published as soon as it compiled; a failure stops
             // the batch with the earlier groups published.
-            for p in 0..n {
+            for (p, kernels) in programs.iter().enumerate() {
                 let start = Instant::now();
-                let r = self.compile_one(batch, &programs[p], p, n);
+                let r = self.compile_one(batch, kernels, p, n);
                 census.compile_time += start.elapsed();
                 let failed = r.is_err();
                 finish(p, r, census);
@@ -512,7 +516,7 @@ impl<B: Backend + 'static> Resolver<B> {
         kernels: &[usize],
         compiled: Compiled<B::Program>,
         generation: u64,
-        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+        answers: &mut [Answer<B::Program>],
     ) {
         let entries: Vec<(Digest, Entry<B::Program>)> = kernels
             .iter()
@@ -564,7 +568,7 @@ impl<B: Backend + 'static> Resolver<B> {
     fn load_stored(
         &self,
         keys: &[Digest],
-        answers: &mut [Option<(Entry<B::Program>, Outcome)>],
+        answers: &mut [Answer<B::Program>],
         generation: u64,
         census: &mut Census,
     ) {
