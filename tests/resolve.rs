@@ -1,7 +1,7 @@
 //! The resolver's protocol, against a recording test backend.
 
 use kcache::backend::{Backend, BackendError, CompileJob, Compiled};
-use kcache::cache::code::{with_cold_caches, Capacity};
+use kcache::cache::code::Capacity;
 use kcache::cache::hooks::Hooks;
 use kcache::canon::segment_kernel_name;
 use kcache::resolve::census::with_census;
@@ -565,67 +565,6 @@ fn only_its_own_devices_destroy_empties_the_code_cache() {
     hooks.notify_device_destroy("test", 1).unwrap();
     assert_eq!(r.cache_stats().entries, 1);
     hooks.notify_device_destroy("test/variant", 0).unwrap();
-    assert_eq!(r.cache_stats().entries, 0);
-}
-
-/// Serializes the tests that empty every cache of the process.
-static COLD: Mutex<()> = Mutex::new(());
-
-#[test]
-fn cold_scopes_nest_survive_a_panic_and_restore_what_was_held() {
-    let _serial = COLD.lock().unwrap_or_else(|e| e.into_inner());
-    let rec = Arc::new(Recorder::default());
-    let hooks = Hooks::new();
-    let r = resolver(&rec, &hooks);
-    let held = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
-    with_cold_caches(|| {
-        assert_eq!(r.cache_stats().entries, 0);
-        let inside = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
-        assert_eq!(inside[0].outcome, Outcome::Compiled);
-        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            with_cold_caches(|| {
-                r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
-                panic!("inside the inner scope");
-            })
-        }));
-        assert!(panicked.is_err());
-        // The inner scope put back what the outer one held: `a`, not `b`.
-        assert_eq!(
-            r.resolve(&[kernel("a", "= 1", 1)]).unwrap()[0].outcome,
-            Outcome::Reused
-        );
-        assert_eq!(
-            r.resolve(&[kernel("b", "= 2", 1)]).unwrap()[0].outcome,
-            Outcome::Compiled
-        );
-        assert!(inside[0].program.has("a"));
-    });
-    let after = r
-        .resolve(&[kernel("a", "= 1", 1), kernel("b", "= 2", 1)])
-        .unwrap();
-    assert_eq!(after[0].outcome, Outcome::Reused);
-    assert!(
-        Arc::ptr_eq(&after[0].program, &held[0].program),
-        "what was held on entry is back"
-    );
-    assert_eq!(
-        after[1].outcome,
-        Outcome::Compiled,
-        "what the scope published is gone"
-    );
-}
-
-#[test]
-fn a_cache_created_inside_a_cold_scope_ends_empty() {
-    let _serial = COLD.lock().unwrap_or_else(|e| e.into_inner());
-    let rec = Arc::new(Recorder::default());
-    let hooks = Hooks::new();
-    let r = with_cold_caches(|| {
-        let r = resolver(&rec, &hooks);
-        r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
-        assert_eq!(r.cache_stats().entries, 1);
-        r
-    });
     assert_eq!(r.cache_stats().entries, 0);
 }
 

@@ -110,7 +110,7 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
         }
         CacheCommand::Ls { json } => {
             let mut entries = store.list()?;
-            entries.sort_by(|a, b| b.last_access.cmp(&a.last_access));
+            entries.sort_by_key(|e| std::cmp::Reverse(e.last_access));
             let mut out = String::new();
             if json {
                 let list: Vec<serde_json::Value> = entries
