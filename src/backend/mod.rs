@@ -158,6 +158,28 @@ pub enum BackendError {
         #[source]
         source: std::io::Error,
     },
+    /// kcache will not compile or key this: an option with side effects, or
+    /// an input the program key cannot see (a computed `#include`, a file it
+    /// cannot resolve).
+    #[error("{backend}: refused `{input}`: {reason}")]
+    Refused {
+        /// Backend family.
+        backend: &'static str,
+        /// The option or directive, as written.
+        input: String,
+        /// Why.
+        reason: String,
+    },
+    /// A teardown (cache clear, device destroy) completed, but releasing a
+    /// handle or telling a layer above failed.
+    #[error("{backend}: teardown: {source}")]
+    Teardown {
+        /// Backend family.
+        backend: &'static str,
+        /// What failed.
+        #[source]
+        source: crate::cache::guarded::GuardedError,
+    },
     /// The backend's device was destroyed or its cache cleared while the
     /// program was being built.
     #[error("{backend}: {reason}")]
