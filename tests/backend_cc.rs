@@ -495,6 +495,93 @@ fn a_notification_for_the_cc_family_evicts_the_host() {
     assert!(b.handles().cache().is_empty());
 }
 
+/// A backend whose compiler, on a compile (not a probe), says `started`
+/// through a FIFO and waits for `go` through another before compiling, so a
+/// test can tear down while a build is in flight, without sleeping.
+#[cfg(unix)]
+struct Gated {
+    _dir: tempfile::TempDir,
+    started: std::path::PathBuf,
+    go: std::path::PathBuf,
+    hooks: Hooks,
+    backend: Arc<CcBackend>,
+}
+
+#[cfg(unix)]
+fn gated() -> Option<Gated> {
+    let (_h, plain) = backend()?;
+    let dir = tempfile::tempdir().unwrap();
+    let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+    for fifo in [&started, &go] {
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let script = format!(
+        "case \" $* \" in *\" -shared \"*) echo started > '{}'; read x < '{}';; esac\nexec {} \"$@\"",
+        started.display(),
+        go.display(),
+        plain.compiler_path().display()
+    );
+    let w = wrapper(dir.path(), "gated-cc", &script);
+    let hooks = Hooks::new();
+    let backend = Arc::new(backend_with(&hooks, |b| b.compiler(&w))?);
+    Some(Gated {
+        _dir: dir,
+        started,
+        go,
+        hooks,
+        backend,
+    })
+}
+
+#[cfg(unix)]
+impl Gated {
+    /// Starts compiling the standard group on another thread and returns once
+    /// the compiler is running.
+    fn start(&self) -> thread::JoinHandle<Result<Compiled<CcProgram>, BackendError>> {
+        let b = self.backend.clone();
+        let h = thread::spawn(move || compile(&b, &group(), &[]));
+        assert_eq!(fs::read_to_string(&self.started).unwrap(), "started\n");
+        h
+    }
+
+    fn release(&self) {
+        fs::write(&self.go, "go\n").unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_compile_spanning_destroy_device_is_not_installed() {
+    let g = need!(gated());
+    let building = g.start();
+    g.backend.destroy_device().unwrap();
+    g.release();
+    let err = building.join().unwrap().unwrap_err();
+    assert!(matches!(err, BackendError::Invalidated { .. }), "{err}");
+    assert!(g.backend.handles().cache().is_empty());
+    assert_eq!(g.backend.handles().cache().stats().evicted_during_build, 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_compile_spanning_clear_cache_is_installed_since_programs_own_their_library() {
+    let g = need!(gated());
+    let clears = Arc::new(AtomicUsize::new(0));
+    let c = clears.clone();
+    let _l = g.hooks.on_clear_all(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    let building = g.start();
+    g.backend.clear_cache().unwrap();
+    g.release();
+    let program = building.join().unwrap().unwrap().program;
+    assert_eq!(clears.load(Ordering::SeqCst), 2);
+    assert_eq!(g.backend.handles().cache().len(), 1);
+    check_group(&g.backend, &program);
+}
+
 #[test]
 fn launch_refuses_arities_beyond_the_dispatch_table() {
     let (_h, b) = need!(backend());
@@ -678,6 +765,52 @@ fn identity_changes_with_the_compiler() {
     let lying = need!(backend_with(&hooks, |c| c.compiler_path(&liar)));
     assert_eq!(lying.version(), "cc 0.0-liar");
     assert!(lying.identity().contains("cc 0.0-liar"));
+}
+
+/// Set in a child test process: the wrapper `CC` points at.
+const CC_CHILD: &str = "KCACHE_TEST_CC_CHILD";
+
+#[cfg(unix)]
+#[test]
+fn the_compiler_comes_from_cc() {
+    if let Some(expected) = std::env::var_os(CC_CHILD) {
+        // The child: `CC` is set for its whole process, so nothing races.
+        let b = CcBackend::new().unwrap();
+        assert_eq!(b.compiler_path(), Path::new(&expected));
+        assert_eq!(CcBackend::probe(), b.info());
+        println!("IDENTITY<<{}>>IDENTITY", b.identity());
+        return;
+    }
+    let (_h, b) = need!(backend());
+    let dir = tempfile::tempdir().unwrap();
+    let real = b.compiler_path().display().to_string();
+    let w = wrapper(dir.path(), "kcache-cc-env", &format!("exec {real} \"$@\""));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_compiler_comes_from_cc",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CC", &w)
+        .env(CC_CHILD, &w)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child_identity = stdout
+        .split_once("IDENTITY<<")
+        .and_then(|(_, rest)| rest.split_once(">>IDENTITY"))
+        .map(|(id, _)| id.to_string())
+        .expect("the child printed its identity");
+    let hooks = Hooks::new();
+    let wrapped = need!(backend_with(&hooks, |c| c.compiler(&w)));
+    assert_eq!(child_identity, wrapped.identity());
+    assert_ne!(child_identity, b.identity());
 }
 
 #[test]
