@@ -1025,6 +1025,13 @@ fn a_missing_include_under_a_conditional_is_digested_as_absent() {
     // Outside the group, the same missing file is refused.
     fs::remove_file(d.path().join("opt.h")).unwrap();
     refusal(&b, "#ifdef USE_OPT\n#endif\n#include \"opt.h\"\n", &[]);
+    // A header read only under a conditional passes that on.
+    write(d.path(), "maybe.h", "#include \"opt.h\"\n");
+    assert_eq!(
+        extras(&b, "#if USE_OPT\n#include \"maybe.h\"\n#endif\n", &[]).len(),
+        2
+    );
+    refusal(&b, "#include \"maybe.h\"\n", &[]);
 }
 
 #[test]

@@ -28,10 +28,13 @@
 //!
 //! A computed include (`#include KERNEL_H`, `__has_include(NAME)`): what it
 //! names is only known after macro expansion. An include that resolves
-//! nowhere in the search path, outside any `#if` group (the compile would
-//! fail; under a conditional, the absence is digested instead, so the
+//! nowhere in the search path and is certainly read: outside any `#if` group,
+//! in a text that is itself read unconditionally (the compile would fail).
+//! Under a conditional the absence is digested instead, so the
 //! `#if __has_include("x.h")` idiom works and the file appearing later
-//! changes the key). A nesting deeper than GCC's own limit.
+//! changes the key; a header's include guard makes its whole body
+//! conditional, so a header's missing include is left to the compiler's own
+//! error. A nesting deeper than GCC's own limit.
 //!
 //! # The search path
 //!
@@ -233,6 +236,9 @@ pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
                 }],
             }),
             None if toks.len() < 2 => Err(format!("#{directive} names no file")),
+            None if toks[1].kind != TokenKind::Ident => {
+                Err(format!("#{directive} names no file kcache can read"))
+            }
             None => Err(format!(
                 "computed #{directive}: which file it names is only known after macro expansion"
             )),
@@ -429,7 +435,15 @@ impl Scanner<'_> {
         self.seen.insert((data, canonical))
     }
 
-    fn scan(&mut self, text: &[u8], from: &Origin, depth: usize) -> Result<(), ScanError> {
+    /// Digests what `text`'s directives refer to; `guarded` when the text
+    /// itself is only read under a conditional.
+    fn scan(
+        &mut self,
+        text: &[u8],
+        from: &Origin,
+        depth: usize,
+        guarded: bool,
+    ) -> Result<(), ScanError> {
         // Most kernels have no directive at all: skip the lexer.
         if !text.contains(&b'#') {
             return Ok(());
@@ -456,7 +470,7 @@ impl Scanner<'_> {
             })?;
             conditional = conditional.saturating_add_signed(d.nesting());
             for r in &d.refs {
-                self.reference(r, from, depth, conditional > 0)
+                self.reference(r, from, depth, guarded || conditional > 0)
                     .map_err(|e| match e {
                         ScanError::Refused { input, reason } if input.is_empty() => {
                             ScanError::Refused {
@@ -524,7 +538,7 @@ impl Scanner<'_> {
                         self.out.push(record("compiler", r.kind, &found.path, None));
                     }
                 } else {
-                    self.header(r.kind, found, depth)?;
+                    self.header(r.kind, found, depth, conditional)?;
                 }
             }
         }
@@ -533,7 +547,13 @@ impl Scanner<'_> {
 
     /// Digests a header outside the compiler's directories and follows its
     /// references.
-    fn header(&mut self, kind: RefKind, found: Found, depth: usize) -> Result<(), ScanError> {
+    fn header(
+        &mut self,
+        kind: RefKind,
+        found: Found,
+        depth: usize,
+        guarded: bool,
+    ) -> Result<(), ScanError> {
         if !self.first_visit(false, &found.path) {
             return Ok(());
         }
@@ -551,7 +571,7 @@ impl Scanner<'_> {
             pos: found.pos,
             label: found.path.display().to_string(),
         };
-        self.scan(&text, &origin, depth + 1)
+        self.scan(&text, &origin, depth + 1, guarded)
     }
 
     fn forced(&mut self, f: &Forced) -> Result<(), ScanError> {
@@ -594,7 +614,7 @@ impl Scanner<'_> {
             compiler: false,
             ..found
         };
-        self.header(RefKind::Include, found, 0)
+        self.header(RefKind::Include, found, 0, false)
             .map_err(|e| match e {
                 ScanError::Refused { input, reason } if input.is_empty() => refuse(reason),
                 e => e,
@@ -624,7 +644,7 @@ pub(crate) fn extras(
             pos: None,
             label: (*label).to_string(),
         };
-        s.scan(text, &origin, 0)?;
+        s.scan(text, &origin, 0, false)?;
     }
     Ok(s.out)
 }
@@ -692,6 +712,9 @@ mod tests {
     fn computed_includes_are_refused() {
         assert!(refs("#include KERNEL_H").unwrap_err().contains("computed"));
         assert!(refs("#include").unwrap_err().contains("names no file"));
+        assert!(refs("#include \"unterminated.h")
+            .unwrap_err()
+            .contains("no file kcache can read"));
         assert!(refs("#if __has_include(NAME)")
             .unwrap_err()
             .contains("computed"));
