@@ -1,6 +1,6 @@
 //! What the C backend costs: a real compile of a group of 8 small kernels,
 //! loading such a program from its bytes in a fresh backend, a handle-cache
-//! hit, and the key extras of a kernel.
+//! hit, the key extras of a kernel, and constructing a backend.
 //!
 //! `cargo bench --bench backend_cc -- --warm-up-time 1 --measurement-time 3`
 //!
@@ -69,6 +69,9 @@ fn cc(c: &mut Criterion) {
             },
             BatchSize::PerIteration,
         )
+    });
+    g.bench_function("construct (find, identify, work dir)", |bench| {
+        bench.iter(|| black_box(backend(&hooks).unwrap()))
     });
     g.sample_size(100);
     g.bench_function("compile 8 kernels, handle-cache hit", |bench| {
