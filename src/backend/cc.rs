@@ -1,1 +1,956 @@
-//! The system C compiler backend (issue 3).
+//! The system C compiler backend: kernels compiled into a shared object with
+//! `$CC`, loaded with `dlopen`, called on the host.
+//!
+//! # A compile
+//!
+//! A group of kernels becomes one translation unit: the prelude (a string
+//! configured on the backend, e.g. `#include <math.h>`), then each kernel's
+//! text, each introduced by a `#line 1 "<symbol>"` directive so the
+//! compiler's diagnostics name the kernel they are about (and
+//! [`BackendError::Compile`] lists just the kernels with errors, or the whole
+//! group when the compiler's complaint names none). The command is
+//!
+//! ```text
+//! $CC [its own arguments] -shared -fPIC <default flags> -iquote <source dir>
+//!     <work>/c-XXXX/kernels.c <job options...> <link flags> -o <work>/c-XXXX/kernels.so
+//! ```
+//!
+//! run in the source directory. The **default flags** (`-O2` unless
+//! [`CcBuilder::default_flags`] says otherwise) come before the job's
+//! options, so a job's `-O3` or `-O0` wins (GCC and Clang take the last of
+//! conflicting flags); set empty default flags to give jobs the whole say.
+//! The **link flags** (`-lm` unless [`CcBuilder::link_flags`] says
+//! otherwise) come last, after the job's own `-l` options. The job's options
+//! follow the source file so its `-l` libraries resolve against it.
+//!
+//! Options that would write files, change what the compiler produces, or read
+//! files kcache cannot see are refused with [`BackendError::Refused`] (see
+//! `options.rs` for the list and the reasons). Each compile works in a
+//! private directory under the backend's work directory, with fixed file
+//! names, so concurrent compiles never collide and the same group compiles to
+//! the same bytes in any process (the object records only the source's base
+//! name).
+//!
+//! # Loading
+//!
+//! A compiled object, or bytes handed back by a store, is written once to
+//! `<work>/b-<blake3 of the bytes>.so` (temp file, then a rename that never
+//! replaces an existing file: same name, same bytes) and opened with
+//! `RTLD_NOW | RTLD_LOCAL`, so an undefined reference fails the load with its
+//! name instead of the first call. Every kernel must be defined by the object
+//! itself (not by a library it links). The work directory keeps one such file
+//! per distinct program for the backend's life, and goes away with the
+//! backend; it honours `TMPDIR`, or [`CcBuilder::work_dir_in`] (it must allow
+//! mapping code: not a `noexec` mount).
+//!
+//! # Identity
+//!
+//! [`Backend::identity`] is computed once, at construction: the compiler's
+//! path as found through `PATH`, that path with links resolved and the
+//! executable's blake3 digest, its leading arguments, `--version`,
+//! `-dumpmachine`, its own include directories (`-v`), the pinned
+//! environment (`compiler.rs`), the default and link flags, and the prelude's
+//! digest. Headers in the compiler's own include directories are covered by
+//! this identity rather than digested per kernel: they belong to the compiler
+//! installation. Everything else a kernel reads is digested by
+//! [`Backend::key_extras`] (see `includes.rs`).
+//!
+//! # Handles and teardown
+//!
+//! Loaded programs live in a [`KernelCache`] whose one device is the host
+//! (index 0), keyed by the group's symbols, its translation unit, the job's
+//! options and the digests of the headers it reads (so a header edited
+//! between two compiles in one process is compiled afresh), or for a load by
+//! `<binary>` and the bytes. Compiling or loading the same thing twice hands
+//! back the same `Arc<CcProgram>`. [`CcBackend::clear_cache`] clears it inside
+//! [`Hooks::around_clear`]; [`CcBackend::destroy_device`] notifies
+//! `("cc", 0)` before anything is released. A program handed out stays valid
+//! after either: its library closes when the last `Arc` drops.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::backend::{
+    Backend, BackendError, BackendInfo, CompileJob, Compiled, KernelSource, Language, Launch,
+};
+use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
+use crate::cache::hooks::{self, Hooks};
+use crate::key::{Digest, PartsHasher, Source};
+
+mod compiler;
+mod includes;
+mod options;
+mod program;
+
+use compiler::Compiler;
+pub use program::{CcProgram, MAX_BUFFERS, MAX_SCALARS};
+
+/// The family name the backend reports and notifies under.
+pub const FAMILY: &str = "cc";
+
+/// The host's device index: the backend's only device.
+pub const HOST: usize = 0;
+
+/// Flags every compile gets: the output is a shared object.
+const MANDATORY: [&str; 2] = ["-shared", "-fPIC"];
+
+/// The handle-cache name of a program loaded from bytes.
+const BINARY_NAME: &str = "<binary>";
+
+/// The label of the prelude in diagnostics.
+const PRELUDE_LABEL: &str = "<prelude>";
+
+/// Configures a [`CcBackend`]; start from [`CcBackend::builder`].
+#[derive(Clone, Debug)]
+pub struct CcBuilder {
+    program: OsString,
+    args: Vec<String>,
+    spec_error: Option<String>,
+    prelude: String,
+    default_flags: Vec<String>,
+    link_flags: Vec<String>,
+    source_dir: Option<PathBuf>,
+    work_root: Option<PathBuf>,
+    hooks: Option<Hooks>,
+}
+
+impl CcBuilder {
+    /// The compiler command: a program name (searched in `PATH`) or path,
+    /// optionally followed by arguments, split on whitespace (`gcc -m64`).
+    pub fn compiler(mut self, command: impl AsRef<OsStr>) -> Self {
+        match compiler::split_spec(command.as_ref()) {
+            Ok((program, args)) => {
+                self.program = program.into();
+                self.args = args;
+                self.spec_error = None;
+            }
+            Err(e) => self.spec_error = Some(e),
+        }
+        self
+    }
+
+    /// The compiler's program, taken as is (a path may contain spaces), with
+    /// no leading arguments.
+    pub fn compiler_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.program = path.into().into_os_string();
+        self.args.clear();
+        self.spec_error = None;
+        self
+    }
+
+    /// Text put before the kernels of every translation unit (default: none).
+    pub fn prelude(mut self, prelude: impl Into<String>) -> Self {
+        self.prelude = prelude.into();
+        self
+    }
+
+    /// Flags before every job's options (default `-O2`); a job's options
+    /// come after them, so they override.
+    pub fn default_flags<I, S>(mut self, flags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.default_flags = flags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Flags after every job's options (default `-lm`).
+    pub fn link_flags<I, S>(mut self, flags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.link_flags = flags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The directory kernels' quoted includes, relative `-I` paths and
+    /// `-include` files resolve against; the compiler runs in it. Default:
+    /// the current directory at construction.
+    pub fn source_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.source_dir = Some(dir.into());
+        self
+    }
+
+    /// Where to create the private work directory (default: the system's
+    /// temporary directory, `TMPDIR`).
+    pub fn work_dir_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.work_root = Some(dir.into());
+        self
+    }
+
+    /// The hooks registry the backend's handle cache listens on and notifies
+    /// (default: [`hooks::global()`]).
+    pub fn hooks(mut self, hooks: &Hooks) -> Self {
+        self.hooks = Some(hooks.clone());
+        self
+    }
+
+    /// Finds and identifies the compiler, checks the configured flags, and
+    /// creates the work directory.
+    pub fn build(self) -> Result<CcBackend, BackendError> {
+        if let Some(e) = self.spec_error {
+            return Err(BackendError::Unavailable {
+                backend: FAMILY,
+                reason: e,
+            });
+        }
+        let compiler = Compiler::detect(&self.program, self.args)?;
+        let cwd = std::env::current_dir().map_err(|source| BackendError::Io {
+            backend: FAMILY,
+            path: PathBuf::from("."),
+            source,
+        })?;
+        let source_dir = match self.source_dir {
+            Some(dir) => cwd.join(dir),
+            None => cwd,
+        };
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| BackendError::Io {
+                backend: FAMILY,
+                path,
+                source,
+            }
+        };
+        if !std::fs::metadata(&source_dir)
+            .map_err(io(&source_dir))?
+            .is_dir()
+        {
+            return Err(BackendError::Io {
+                backend: FAMILY,
+                path: source_dir,
+                source: std::io::Error::other("the source directory is not a directory"),
+            });
+        }
+        let source_arg = source_dir
+            .to_str()
+            .ok_or_else(|| BackendError::Refused {
+                backend: FAMILY,
+                input: source_dir.display().to_string(),
+                reason: "the source directory must be valid UTF-8 to pass to the compiler".into(),
+            })?
+            .to_string();
+        let mut work = tempfile::Builder::new();
+        work.prefix("kcache-cc-");
+        let work = match &self.work_root {
+            Some(root) => work.tempdir_in(root).map_err(io(root))?,
+            None => work.tempdir().map_err(io(&std::env::temp_dir()))?,
+        };
+        let hooks = self.hooks.unwrap_or_else(|| hooks::global().clone());
+        let kernels = KernelCache::new(
+            FAMILY,
+            &hooks,
+            // Programs own their library; the cache's reference is all it
+            // drops, and the library closes with the last `Arc`.
+            GuardedCache::with_destroy(Handles::Owned, |program: Arc<CcProgram>| {
+                tracing::trace!(
+                    path = %program.path().display(),
+                    still_held = Arc::strong_count(&program) > 1,
+                    "cc handle cache let go of a program"
+                );
+                Ok(())
+            }),
+        );
+        let mut backend = CcBackend {
+            kernels,
+            identity: String::new(),
+            compiler,
+            prelude: self.prelude,
+            default_flags: self.default_flags,
+            link_flags: self.link_flags,
+            source_dir,
+            source_arg,
+            native: Mutex::new(HashMap::new()),
+            work,
+        };
+        // The configured flags must pass the same checks as a job's.
+        backend.parse_flags(&[])?;
+        backend.identity = backend.compute_identity();
+        Ok(backend)
+    }
+}
+
+/// The C-compiler backend. See the [module docs](self).
+pub struct CcBackend {
+    // Dropped first: programs close before their files' directory goes.
+    kernels: KernelCache<CcProgram>,
+    identity: String,
+    compiler: Compiler,
+    prelude: String,
+    default_flags: Vec<String>,
+    link_flags: Vec<String>,
+    source_dir: PathBuf,
+    source_arg: String,
+    /// What machine-dependent options mean here, per option list.
+    native: Mutex<HashMap<Vec<String>, Digest>>,
+    work: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for CcBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CcBackend")
+            .field("compiler", &self.compiler.path)
+            .field("target", &self.compiler.target)
+            .field("source_dir", &self.source_dir)
+            .field("work_dir", &self.work.path())
+            .field("handles", &self.kernels.cache().len())
+            .finish()
+    }
+}
+
+/// Errors a handle-cache build can end in.
+enum BuildError {
+    Backend(BackendError),
+    Guarded(GuardedError),
+}
+
+impl From<GuardedError> for BuildError {
+    fn from(e: GuardedError) -> Self {
+        BuildError::Guarded(e)
+    }
+}
+
+impl From<BackendError> for BuildError {
+    fn from(e: BackendError) -> Self {
+        BuildError::Backend(e)
+    }
+}
+
+impl From<BuildError> for BackendError {
+    fn from(e: BuildError) -> Self {
+        match e {
+            BuildError::Backend(e) => e,
+            BuildError::Guarded(GuardedError::DeviceDestroyedDuringBuild { .. }) => {
+                BackendError::Invalidated {
+                    backend: FAMILY,
+                    reason: "the host device was destroyed while the program was built".into(),
+                }
+            }
+            BuildError::Guarded(GuardedError::ClearedDuringBuild { .. }) => {
+                BackendError::Invalidated {
+                    backend: FAMILY,
+                    reason: "the handle cache was cleared while the program was built".into(),
+                }
+            }
+            BuildError::Guarded(source) => BackendError::Teardown {
+                backend: FAMILY,
+                source,
+            },
+        }
+    }
+}
+
+fn refused(r: options::Refusal) -> BackendError {
+    BackendError::Refused {
+        backend: FAMILY,
+        input: r.input,
+        reason: r.reason,
+    }
+}
+
+fn scan_error(e: includes::ScanError) -> BackendError {
+    match e {
+        includes::ScanError::Refused { input, reason } => BackendError::Refused {
+            backend: FAMILY,
+            input,
+            reason,
+        },
+        includes::ScanError::Io { path, source } => BackendError::Io {
+            backend: FAMILY,
+            path,
+            source,
+        },
+    }
+}
+
+/// Whether `s` is a C identifier (GCC's `$` included): kernels are found by
+/// symbol, and the symbol names its section of the translation unit.
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The translation unit of `kernels` after `prelude`.
+fn render(prelude: &str, kernels: &[KernelSource<'_>]) -> String {
+    let len = prelude.len() + kernels.iter().map(|k| k.text.len() + 32).sum::<usize>();
+    let mut tu = String::with_capacity(len + 32);
+    let mut section = |label: &str, text: &str| {
+        tu.push_str("#line 1 \"");
+        tu.push_str(label);
+        tu.push_str("\"\n");
+        tu.push_str(text);
+        if !text.ends_with('\n') {
+            tu.push('\n');
+        }
+    };
+    if !prelude.is_empty() {
+        section(PRELUDE_LABEL, prelude);
+    }
+    for k in kernels {
+        section(k.symbol, k.text);
+    }
+    tu
+}
+
+/// The kernels the compiler's diagnostics blame: those an error is reported
+/// in (`sym:LINE:COL: error:`) or under (`In file included from sym:LINE`).
+/// Empty when no error names a kernel.
+fn blamed(stderr: &str, symbols: &[&str]) -> Vec<String> {
+    let at = |s: &str| -> Option<usize> {
+        let (name, rest) = s.split_once(':')?;
+        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        symbols.iter().position(|k| *k == name)
+    };
+    let mut hit = vec![false; symbols.len()];
+    let mut context = Vec::new();
+    for line in stderr.lines() {
+        let continued = line.strip_prefix("In file included from ").or_else(|| {
+            let t = line.trim_start();
+            (t.len() < line.len())
+                .then(|| t.strip_prefix("from "))
+                .flatten()
+        });
+        if let Some(rest) = continued {
+            context.extend(at(rest));
+            continue;
+        }
+        if line.contains(": error:") || line.contains(": fatal error:") {
+            if let Some(k) = at(line) {
+                hit[k] = true;
+            }
+            for k in context.drain(..) {
+                hit[k] = true;
+            }
+        } else if line.contains(": warning:") || line.contains(": note:") {
+            context.clear();
+        }
+    }
+    symbols
+        .iter()
+        .zip(hit)
+        .filter(|(_, h)| *h)
+        .map(|(s, _)| s.to_string())
+        .collect()
+}
+
+impl CcBackend {
+    /// A backend for `$CC` (default `cc`) with the default configuration.
+    pub fn new() -> Result<CcBackend, BackendError> {
+        Self::builder().build()
+    }
+
+    /// A builder for `$CC` (default `cc`): `-O2`, `-lm`, no prelude, the
+    /// current directory as source directory, the global hooks.
+    pub fn builder() -> CcBuilder {
+        let b = CcBuilder {
+            program: OsString::from("cc"),
+            args: Vec::new(),
+            spec_error: None,
+            prelude: String::new(),
+            default_flags: vec!["-O2".into()],
+            link_flags: vec!["-lm".into()],
+            source_dir: None,
+            work_root: None,
+            hooks: None,
+        };
+        b.compiler(compiler::spec_from_env(std::env::var_os("CC")))
+    }
+
+    /// What `kcache backends` shows for `$CC`: available iff the compiler
+    /// runs, its version's first line, the host with its target triple.
+    pub fn probe() -> BackendInfo {
+        let spec = compiler::spec_from_env(std::env::var_os("CC"));
+        let detected = compiler::split_spec(&spec)
+            .map_err(|reason| BackendError::Unavailable {
+                backend: FAMILY,
+                reason,
+            })
+            .and_then(|(program, args)| Compiler::detect(OsStr::new(&program), args));
+        match detected {
+            Ok(c) => info(&c),
+            Err(e) => BackendInfo {
+                backend: FAMILY.into(),
+                available: false,
+                version: None,
+                devices: Vec::new(),
+                reason: Some(e.to_string()),
+            },
+        }
+    }
+
+    /// What `kcache backends` shows for this backend's compiler.
+    pub fn info(&self) -> BackendInfo {
+        info(&self.compiler)
+    }
+
+    /// The compiler's absolute path, as found through `PATH`.
+    pub fn compiler_path(&self) -> &Path {
+        &self.compiler.path
+    }
+
+    /// The first line of the compiler's `--version`.
+    pub fn version(&self) -> &str {
+        self.compiler.version_line()
+    }
+
+    /// The compiler's target triple (`-dumpmachine`).
+    pub fn target(&self) -> &str {
+        &self.compiler.target
+    }
+
+    /// The directory quoted includes and relative paths resolve against.
+    pub fn source_dir(&self) -> &Path {
+        &self.source_dir
+    }
+
+    /// The private directory compiles and loaded objects live in.
+    pub fn work_dir(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// The prelude put before every group's kernels.
+    pub fn prelude(&self) -> &str {
+        &self.prelude
+    }
+
+    /// The handle cache, for introspection (length, stats).
+    pub fn handles(&self) -> &KernelCache<CcProgram> {
+        &self.kernels
+    }
+
+    /// Tears the host "device" down: notifies `("cc", 0)` to every
+    /// device-destroy listener (this backend's handle cache evicts its
+    /// programs; the layers above forget theirs) before anything is released,
+    /// and reports a listener's failure only after the teardown completed.
+    /// Programs handed out stay valid until their last `Arc` drops; the
+    /// backend stays usable and compiles or loads afresh.
+    pub fn destroy_device(&self) -> Result<(), BackendError> {
+        // The host has no context to destroy: the eviction the notification
+        // performs releases every handle.
+        self.kernels
+            .destroy_device(HOST, || Ok::<(), GuardedError>(()))
+            .map_err(|source| BackendError::Teardown {
+                backend: FAMILY,
+                source,
+            })
+    }
+
+    fn compute_identity(&self) -> String {
+        let c = &self.compiler;
+        let env: Vec<String> = c
+            .env
+            .iter()
+            .map(|(k, v)| match v {
+                Some(v) => format!("{k}={}", v.to_string_lossy()),
+                None => format!("{k} unset"),
+            })
+            .collect();
+        let prelude = PartsHasher::new().part(&self.prelude).finish();
+        format!(
+            "cc\npath: {}\nreal path: {}\nexecutable blake3: {}\narguments: {:?}\n\
+             target: {}\nversion:\n{}\ninclude dirs: {:?}\nenvironment: {:?}\n\
+             mandatory flags: {:?}\ndefault flags: {:?}\nlink flags: {:?}\nprelude blake3: {}\n",
+            c.path.display(),
+            c.real.display(),
+            c.exe_digest,
+            c.args,
+            c.target,
+            c.version,
+            c.include_dirs,
+            env,
+            MANDATORY,
+            self.default_flags,
+            self.link_flags,
+            prelude,
+        )
+    }
+
+    /// Every flag of a compile with `options` (but the files), in the order
+    /// the compiler sees them where order matters.
+    fn flag_list(&self, options: &[String]) -> Vec<String> {
+        let c = &self.compiler;
+        let mut all = Vec::with_capacity(
+            c.args.len() + 4 + self.default_flags.len() + options.len() + self.link_flags.len(),
+        );
+        all.extend(c.args.iter().cloned());
+        all.extend(MANDATORY.map(String::from));
+        all.extend(self.default_flags.iter().cloned());
+        all.push("-iquote".into());
+        all.push(self.source_arg.clone());
+        all.extend(options.iter().cloned());
+        all.extend(self.link_flags.iter().cloned());
+        all
+    }
+
+    fn parse_flags(&self, options: &[String]) -> Result<options::Flags, BackendError> {
+        options::parse(&self.flag_list(options), &self.source_dir).map_err(refused)
+    }
+
+    /// Digests of what compiling `texts` under `flags` reads (see
+    /// `includes.rs`), after what machine-dependent options mean here.
+    fn extras(
+        &self,
+        flags: &options::Flags,
+        texts: &[(&str, &[u8])],
+    ) -> Result<Vec<Digest>, BackendError> {
+        let compiler_dirs = &self.compiler.include_dirs;
+        let search = includes::Search::new(flags, &self.source_dir, compiler_dirs);
+        let mut out = Vec::new();
+        if !flags.native.is_empty() {
+            out.push(self.native_digest(&flags.native)?);
+        }
+        out.extend(includes::extras(&search, flags, texts).map_err(scan_error)?);
+        Ok(out)
+    }
+
+    fn native_digest(&self, native: &[String]) -> Result<Digest, BackendError> {
+        let mut cache = self.native.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = cache.get(native) {
+            return Ok(*d);
+        }
+        let expansion = self.compiler.expand_native(native)?;
+        let d = PartsHasher::new()
+            .part("kcache-cc")
+            .part("native")
+            .part(native.join("\n"))
+            .part(expansion)
+            .finish();
+        cache.insert(native.to_vec(), d);
+        Ok(d)
+    }
+
+    fn io_error(&self, path: &Path) -> impl FnOnce(std::io::Error) -> BackendError {
+        let path = path.to_path_buf();
+        move |source| BackendError::Io {
+            backend: FAMILY,
+            path,
+            source,
+        }
+    }
+
+    /// Writes `binary` as `<work>/b-<digest>.so` (unless there already) and
+    /// loads it, requiring `symbols`; `open_failed` says what a failure to
+    /// load means for the caller.
+    fn install(
+        &self,
+        binary: Vec<u8>,
+        symbols: &[&str],
+        open_failed: impl FnOnce(String) -> BackendError,
+    ) -> Result<CcProgram, BackendError> {
+        let digest = Digest(*blake3::hash(&binary).as_bytes());
+        let path = self.work.path().join(format!("b-{}.so", digest.to_hex()));
+        if !path.exists() {
+            let tmp = tempfile::Builder::new()
+                .prefix(".b-")
+                .tempfile_in(self.work.path())
+                .and_then(|mut tmp| tmp.write_all(&binary).map(|()| tmp))
+                .map_err(self.io_error(self.work.path()))?;
+            if let Err(e) = tmp.persist_noclobber(&path) {
+                // Another thread installed the same bytes first: same name,
+                // same contents, and it may already be loaded: leave it.
+                if e.error.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(self.io_error(&path)(e.error));
+                }
+            }
+        }
+        CcProgram::open(path, binary, digest, symbols).map_err(|e| match e {
+            program::OpenError::Dl(reason) => open_failed(reason),
+            program::OpenError::Missing(symbol) => BackendError::MissingSymbol {
+                backend: FAMILY,
+                symbol,
+            },
+        })
+    }
+
+    /// Compiles `tu` (the group's translation unit) and loads the result.
+    fn build(
+        &self,
+        job: &CompileJob<'_>,
+        tu: &str,
+        symbols: &[&str],
+    ) -> Result<CcProgram, BackendError> {
+        let dir = tempfile::Builder::new()
+            .prefix("c-")
+            .tempdir_in(self.work.path())
+            .map_err(self.io_error(self.work.path()))?;
+        let src = dir.path().join("kernels.c");
+        let out = dir.path().join("kernels.so");
+        std::fs::write(&src, tu).map_err(self.io_error(&src))?;
+        let output = self
+            .compiler
+            .command()
+            .args(MANDATORY)
+            .args(&self.default_flags)
+            .arg("-iquote")
+            .arg(&self.source_dir)
+            .arg(&src)
+            .args(job.options)
+            .args(&self.link_flags)
+            .arg("-o")
+            .arg(&out)
+            .current_dir(&self.source_dir)
+            .output()
+            .map_err(self.io_error(&self.compiler.path))?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            let mut kernels = blamed(&stderr, symbols);
+            if kernels.is_empty() {
+                kernels = symbols.iter().map(|s| s.to_string()).collect();
+            }
+            let log = if stderr.trim().is_empty() {
+                format!(
+                    "the compiler exited with {} and said nothing",
+                    output.status
+                )
+            } else {
+                stderr.into_owned()
+            };
+            return Err(BackendError::Compile {
+                backend: FAMILY,
+                kernels,
+                log,
+            });
+        }
+        if !stderr.trim().is_empty() {
+            tracing::debug!(kernels = ?symbols, diagnostics = %stderr, "cc compiled with diagnostics");
+        }
+        let binary = std::fs::read(&out).map_err(self.io_error(&out))?;
+        self.install(binary, symbols, |reason| BackendError::Compile {
+            backend: FAMILY,
+            kernels: symbols.iter().map(|s| s.to_string()).collect(),
+            log: format!("the compiled shared object does not load: {reason}"),
+        })
+    }
+
+    /// The handle-cache key of a group, or `None` (with the reason logged)
+    /// when its headers cannot be seen: such a group is compiled uncached.
+    fn group_key(
+        &self,
+        job: &CompileJob<'_>,
+        flags: &options::Flags,
+        tu: &str,
+        symbols: &[&str],
+    ) -> Option<String> {
+        let mut texts: Vec<(&str, &[u8])> = Vec::with_capacity(job.kernels.len() + 1);
+        texts.push((PRELUDE_LABEL, self.prelude.as_bytes()));
+        texts.extend(job.kernels.iter().map(|k| (k.symbol, k.text.as_bytes())));
+        let extras = match self.extras(flags, &texts) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::debug!(error = %e, "cc compiles a group its handle cache cannot key");
+                return None;
+            }
+        };
+        let mut h = PartsHasher::new();
+        for d in &extras {
+            h.part(d.as_bytes());
+        }
+        // make_key sorts options: number them so their order still counts.
+        let mut opts: Vec<(String, String)> = job
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (format!("{i:08}"), o.clone()))
+            .collect();
+        opts.push(("extras".into(), h.finish().to_hex()));
+        let source = Source::from(tu);
+        Some(KernelCache::<CcProgram>::key(
+            HOST,
+            &symbols.join(","),
+            &source,
+            &opts,
+        ))
+    }
+}
+
+fn info(c: &Compiler) -> BackendInfo {
+    BackendInfo {
+        backend: FAMILY.into(),
+        available: true,
+        version: Some(c.version_line().to_string()),
+        devices: vec![format!("host ({})", c.target)],
+        reason: None,
+    }
+}
+
+impl Backend for CcBackend {
+    type Program = CcProgram;
+
+    fn family(&self) -> &'static str {
+        FAMILY
+    }
+
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<CcProgram>, BackendError> {
+        let symbols: Vec<&str> = job.kernels.iter().map(|k| k.symbol).collect();
+        if let Some(bad) = symbols.iter().find(|s| !is_identifier(s)) {
+            return Err(BackendError::Refused {
+                backend: FAMILY,
+                input: bad.to_string(),
+                reason: "is not a C identifier; kernels are looked up by symbol".into(),
+            });
+        }
+        let flags = self.parse_flags(job.options)?;
+        let tu = render(&self.prelude, job.kernels);
+        let build = || self.build(job, &tu, &symbols).map_err(BuildError::from);
+        let program = match self.group_key(job, &flags, &tu, &symbols) {
+            Some(key) => self.kernels.find_or_build(key, HOST, build)?,
+            None => Arc::new(build()?),
+        };
+        Ok(Compiled {
+            binary: program.binary().to_vec(),
+            program,
+        })
+    }
+
+    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<CcProgram>, BackendError> {
+        let key = KernelCache::<CcProgram>::key(
+            HOST,
+            BINARY_NAME,
+            &Source::from(binary.to_vec()),
+            &[] as &[(&str, &str)],
+        );
+        let program = self.kernels.find_or_build(key, HOST, || {
+            self.install(binary.to_vec(), symbols, |reason| BackendError::Load {
+                backend: FAMILY,
+                reason,
+            })
+            .map_err(BuildError::Backend)
+        })?;
+        // A cached program was loaded for other symbols, maybe.
+        if let Some(missing) = symbols.iter().find(|s| !program.contains(s)) {
+            return Err(BackendError::MissingSymbol {
+                backend: FAMILY,
+                symbol: missing.to_string(),
+            });
+        }
+        Ok(program)
+    }
+
+    fn language(&self) -> Language {
+        Language::C
+    }
+
+    fn device_index(&self) -> usize {
+        HOST
+    }
+
+    fn key_extras(
+        &self,
+        kernel: &KernelSource<'_>,
+        options: &[String],
+    ) -> Result<Vec<Digest>, BackendError> {
+        let flags = self.parse_flags(options)?;
+        let label = format!("kernel `{}`", kernel.symbol);
+        self.extras(
+            &flags,
+            &[
+                (PRELUDE_LABEL, self.prelude.as_bytes()),
+                (&label, kernel.text.as_bytes()),
+            ],
+        )
+    }
+
+    fn can_run(&self) -> bool {
+        true
+    }
+
+    /// Calls `symbol` as `void symbol(float* b0, ..., int s0, ...)` on the
+    /// launch's buffers, in place; `global` and `local` are not used (a C
+    /// kernel loops itself). The kernel is trusted: it is code the caller
+    /// wrote, and must match that signature and stay within the buffers.
+    fn launch(
+        &self,
+        program: &CcProgram,
+        symbol: &str,
+        launch: &mut Launch,
+    ) -> Result<(), BackendError> {
+        let mut buffers: Vec<&mut [f32]> =
+            launch.buffers.iter_mut().map(Vec::as_mut_slice).collect();
+        // SAFETY: the calling convention is the backend's documented
+        // contract with kernel authors (see `Launch`).
+        unsafe { program.call(symbol, &mut buffers, &launch.scalars) }
+    }
+
+    fn clear_cache(&self) -> Result<(), BackendError> {
+        self.kernels
+            .clear()
+            .map(drop)
+            .map_err(|source| BackendError::Teardown {
+                backend: FAMILY,
+                source,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers() {
+        for ok in ["k", "_k1", "saxpy_f32", "a$b"] {
+            assert!(is_identifier(ok), "{ok}");
+        }
+        for bad in ["", "1k", "a b", "a\"b", "k\n", "a-b", "é"] {
+            assert!(!is_identifier(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn render_labels_each_section() {
+        let k = [
+            KernelSource {
+                symbol: "a",
+                text: "void a(void) {}",
+            },
+            KernelSource {
+                symbol: "b",
+                text: "void b(void) {}\n",
+            },
+        ];
+        assert_eq!(
+            render("#include <math.h>", &k),
+            "#line 1 \"<prelude>\"\n#include <math.h>\n\
+             #line 1 \"a\"\nvoid a(void) {}\n#line 1 \"b\"\nvoid b(void) {}\n"
+        );
+        assert_eq!(render("", &k[..1]), "#line 1 \"a\"\nvoid a(void) {}\n");
+    }
+
+    #[test]
+    fn errors_are_blamed_on_their_kernels() {
+        let gcc = "b: In function 'b':\n\
+                   b:3:20: error: 'y' undeclared (first use in this function)\n\
+                   b:3:20: note: each undeclared identifier is reported only once\n\
+                   a:1:1: warning: unused\n";
+        assert_eq!(blamed(gcc, &["a", "b", "c"]), ["b"]);
+        let header = "In file included from c:1:\n\
+                      /src/h.h:1:9: error: expected expression before ';' token\n";
+        assert_eq!(blamed(header, &["a", "b", "c"]), ["c"]);
+        let nested = "In file included from /src/g.h:2,\n                 from a:4:\n\
+                      /src/h.h:1:9: fatal error: x.h: No such file or directory\n";
+        assert_eq!(blamed(nested, &["a", "b"]), ["a"]);
+        let warning_context =
+            "In file included from a:1:\n/src/h.h:1: warning: w\nb:2:1: error: e\n";
+        assert_eq!(blamed(warning_context, &["a", "b"]), ["b"]);
+        assert!(blamed(
+            "ld: cannot find -lfoo\ncollect2: error: ld returned 1",
+            &["a"]
+        )
+        .is_empty());
+        assert!(blamed("<prelude>:1:10: fatal error: nope.h: No such file", &["a"]).is_empty());
+    }
+}

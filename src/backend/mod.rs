@@ -162,6 +162,28 @@ pub enum BackendError {
         #[source]
         source: std::io::Error,
     },
+    /// kcache will not compile or key this: an option with side effects, or
+    /// an input the program key cannot see (a computed `#include`, a file it
+    /// cannot resolve).
+    #[error("{backend}: refused `{input}`: {reason}")]
+    Refused {
+        /// Backend family.
+        backend: &'static str,
+        /// The option or directive, as written.
+        input: String,
+        /// Why.
+        reason: String,
+    },
+    /// A teardown (cache clear, device destroy) completed, but releasing a
+    /// handle or telling a layer above failed.
+    #[error("{backend}: teardown: {source}")]
+    Teardown {
+        /// Backend family.
+        backend: &'static str,
+        /// What failed.
+        #[source]
+        source: crate::cache::guarded::GuardedError,
+    },
     /// The backend's device was destroyed or its cache cleared while the
     /// program was being built.
     #[error("{backend}: {reason}")]
@@ -212,13 +234,10 @@ pub trait Backend: Send + Sync {
 
     /// Digests of the files a kernel's compile reads besides its text (quoted
     /// includes), in a deterministic order; an error refuses to key it.
-    /// `origin` is the file the kernel's text came from, when it came from
-    /// one: quoted includes resolve against its directory.
     fn key_extras(
         &self,
         _kernel: &KernelSource<'_>,
         _options: &[String],
-        _origin: Option<&std::path::Path>,
     ) -> Result<Vec<crate::key::Digest>, BackendError> {
         Ok(Vec::new())
     }

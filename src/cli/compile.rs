@@ -76,7 +76,7 @@ fn read_kernel(path: &Path, canon: CanonOptions, options: Vec<String>) -> Result
     };
     Ok(Input {
         file: path.to_path_buf(),
-        kernel: Kernel::new(symbol, text).canon(canon).options(options).origin(path),
+        kernel: Kernel::new(symbol, text).canon(canon).options(options),
     })
 }
 

@@ -67,9 +67,6 @@ pub struct Kernel {
     /// What the renamer may rename. Its `kernel_name` is the symbol unless
     /// set otherwise.
     pub canon: CanonOptions,
-    /// The file the text came from, if any: quoted includes resolve against
-    /// its directory.
-    pub origin: Option<std::path::PathBuf>,
 }
 
 impl Kernel {
@@ -85,14 +82,7 @@ impl Kernel {
             },
             symbol,
             options: Vec::new(),
-            origin: None,
         }
-    }
-
-    /// Sets the file the text came from.
-    pub fn origin(mut self, path: impl Into<std::path::PathBuf>) -> Self {
-        self.origin = Some(path.into());
-        self
     }
 
     /// Sets the option list.
@@ -347,7 +337,7 @@ impl<B: Backend + 'static> Resolver<B> {
         };
         let extra = self
             .backend
-            .key_extras(&source, &kernel.options, kernel.origin.as_deref())
+            .key_extras(&source, &kernel.options)
             .map_err(|source| ResolveError::Key {
                 symbol: kernel.symbol.clone(),
                 source,
