@@ -844,6 +844,11 @@ impl Backend for CcBackend {
         Language::C
     }
 
+    fn describe(&self) -> String {
+        let version = self.version().lines().next().unwrap_or_default();
+        format!("{version} at {}", self.compiler_path().display())
+    }
+
     fn device_index(&self) -> usize {
         HOST
     }

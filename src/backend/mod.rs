@@ -216,6 +216,15 @@ pub trait Backend: Send + Sync {
     /// process or another); `symbols` are the kernels it must hold.
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<Self::Program>, BackendError>;
 
+    /// A short line naming the compiler for people (the identity can be long).
+    fn describe(&self) -> String {
+        self.identity()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The language kernels are written in.
     fn language(&self) -> Language {
         Language::C

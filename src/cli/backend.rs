@@ -52,6 +52,10 @@ pub struct BackendFlags {
     /// Where a split batch's other programs compile.
     #[arg(long, value_enum, default_value_t = ThreadsChoice::Rayon)]
     pub threads: ThreadsChoice,
+    /// cc: where quoted includes resolve (and the compiler runs); default:
+    /// the kernel files' directory for `compile`, else the current one.
+    #[arg(long, value_name = "DIR")]
+    pub source_dir: Option<std::path::PathBuf>,
 }
 
 /// Where a split batch's programs compile.
@@ -97,7 +101,13 @@ pub trait Job {
 /// Builds the chosen backend and runs `job` with it.
 pub fn dispatch(flags: &BackendFlags, job: impl Job) -> Result<ExitCode, Failure> {
     match flags.backend {
-        Choice::Cc => job.run(Arc::new(cc_backend()?)),
+        Choice::Cc => {
+            let mut builder = kcache::backend::cc::CcBackend::builder();
+            if let Some(dir) = &flags.source_dir {
+                builder = builder.source_dir(dir);
+            }
+            job.run(Arc::new(builder.build()?))
+        }
         Choice::Opencl => job.run(Arc::new(OpenCl::new(&OpenClConfig {
             device: flags.device,
         })?)),
@@ -119,14 +129,10 @@ pub fn dispatch(flags: &BackendFlags, job: impl Job) -> Result<ExitCode, Failure
     }
 }
 
-fn cc_backend() -> Result<kcache::backend::cc::CcBackend, Failure> {
-    Ok(kcache::backend::cc::CcBackend::new()?)
-}
-
 /// Every backend's report, in the order the CLI names them.
 pub fn probe_all() -> Vec<BackendInfo> {
     vec![
-        kcache::backend::cc::probe(),
+        kcache::backend::cc::CcBackend::probe(),
         kcache::backend::opencl::probe(),
         kcache::backend::cuda::probe(),
         kcache::backend::vulkan::probe(),

@@ -25,7 +25,11 @@ pub fn backends(args: BackendsArgs) -> Result<ExitCode, Failure> {
             s.push_str(&format!(
                 "{:<7} {:<11} {}\n",
                 i.backend,
-                if i.available { "available" } else { "unavailable" },
+                if i.available {
+                    "available"
+                } else {
+                    "unavailable"
+                },
                 i.version.as_deref().unwrap_or("-")
             ));
             for d in &i.devices {

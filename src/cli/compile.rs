@@ -101,7 +101,10 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
                 .iter()
                 .map(|d| {
                     Derivation::parse(d).ok_or_else(|| {
-                        Failure(format!("{}: derivation `{d}` is not PREFIX*SUFFIX", manifest.display()))
+                        Failure(format!(
+                            "{}: derivation `{d}` is not PREFIX*SUFFIX",
+                            manifest.display()
+                        ))
                     })
                 })
                 .collect::<Result<_, _>>()?;
@@ -121,8 +124,26 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
-    let flags = args.backend.clone();
+    let mut flags = args.backend.clone();
+    if flags.source_dir.is_none() {
+        flags.source_dir = common_dir(&args);
+    }
     dispatch(&flags, CompileJob(args))
+}
+
+/// The directory quoted includes resolve against by default: the manifest's,
+/// or the one directory every kernel file is in (else the current one).
+fn common_dir(args: &CompileArgs) -> Option<PathBuf> {
+    let dir = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Some(m) = &args.manifest {
+        return Some(dir(m));
+    }
+    let mut dirs = args.files.iter().map(|f| dir(f));
+    let first = dirs.next()?;
+    dirs.all(|d| d == first).then_some(first)
 }
 
 struct CompileJob(CompileArgs);
@@ -170,10 +191,10 @@ impl Job for CompileJob {
                 ));
             }
             s.push_str(&format!(
-                "{} kernels: {} compiled into {} programs, {} reused, {} from the store\n",
-                resolved.len(),
+                "{}: {} compiled into {}, {} reused, {} from the store\n",
+                plural(resolved.len() as u64, "kernel"),
                 census.kernels_compiled,
-                census.programs_compiled,
+                plural(census.programs_compiled, "program"),
                 census.kernels_reused,
                 census.kernels_stored
             ));
@@ -181,5 +202,13 @@ impl Job for CompileJob {
         };
         write_stdout(out.as_bytes())?;
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }

@@ -6,8 +6,12 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod backend;
+mod backends;
 mod cache;
 mod canon;
+mod compile;
+mod tune;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
 /// of each kernel, up to a renaming of the names it binds.
@@ -20,6 +24,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job: an autotuning search through the cache, with a table of what it reused.
+    Tune(tune::TuneArgs),
+    /// Resolve kernel files through the cache as one batch.
+    Compile(compile::CompileArgs),
+    /// List the backends, their devices and versions, and why one is unavailable.
+    Backends(backends::BackendsArgs),
     /// Print a kernel's canonical text (exactly, byte for byte).
     Canon(canon::CanonArgs),
     /// Print the per-device cache key of a kernel source.
@@ -58,6 +68,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     let result = match cli.command {
+        Command::Tune(args) => tune::tune_command(args),
+        Command::Compile(args) => compile::compile(args),
+        Command::Backends(args) => backends::backends(args),
         Command::Canon(args) => canon::canon(args),
         Command::Key(args) => canon::key(args),
         Command::Digest(args) => canon::digest(args),

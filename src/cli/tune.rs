@@ -68,7 +68,7 @@ impl Job for TuneJob {
             )));
         }
         let store = args.store.open(None)?;
-        let identity = backend.identity().to_string();
+        let identity = backend.describe();
         let resolver = args.backend.resolver(backend).with_store(store);
         let options = TuneOptions {
             problem: args.size,
@@ -113,8 +113,10 @@ fn progress_bar(len: usize, json: bool, round: usize, rounds: usize) -> Progress
         String::new()
     };
     bar.set_style(
-        ProgressStyle::with_template(&format!("{label}{{bar:40}} {{pos}}/{{len}} candidates {{elapsed}}"))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(&format!(
+            "{label}{{bar:40}} {{pos}}/{{len}} candidates {{elapsed}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
@@ -169,10 +171,13 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
 
 fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Value {
     let sum = |f: fn(&Report) -> u64| reports.iter().map(f).sum::<u64>();
-    let best = reports.iter().filter_map(|r| r.best.clone()).min_by_key(|t| t.time);
+    let best = reports
+        .iter()
+        .filter_map(|r| r.best.clone())
+        .min_by_key(|t| t.time);
     serde_json::json!({
         "backend": reports.first().map(|r| r.backend.clone()),
-        "identity": identity,
+        "compiler": identity,
         "problem": o.problem,
         "candidates": sum(|r| r.trials.len() as u64),
         "kernels_requested": sum(|r| r.census.kernels_requested),

@@ -165,7 +165,7 @@ type Answer<P> = Option<(Entry<P>, Outcome)>;
 pub enum ResolveError {
     /// A kernel could not be keyed (the backend cannot see everything its
     /// compile would read).
-    #[error("cannot key kernel `{symbol}`: {source}")]
+    #[error("cannot key kernel `{symbol}`")]
     Key {
         /// The kernel.
         symbol: String,

@@ -1,0 +1,374 @@
+//! The CLI contract of `kcache tune`, `compile`, `backends` and `cache`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kcache(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args(args)
+        .env("KCACHE_DIR", dir)
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_MAX_BYTES")
+        .env("POCL_KERNEL_CACHE", "0")
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn have_cc() -> bool {
+    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: no C compiler");
+    }
+    ok
+}
+
+#[test]
+fn tune_reuses_within_a_search_and_a_second_process_compiles_nothing() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "tune",
+        "--json",
+        "--candidates",
+        "12",
+        "--reps",
+        "1",
+        "--size",
+        "16x32x16",
+    ];
+    let cold = json(&kcache(dir.path(), &args));
+    assert_eq!(cold["candidates"], 12);
+    let requested = cold["kernels_requested"].as_u64().unwrap();
+    let compiled = cold["kernels_compiled"].as_u64().unwrap();
+    assert!(
+        compiled > 0 && compiled < requested / 2,
+        "most kernels are reused: {cold}"
+    );
+    assert_eq!(
+        cold["kernels_reused"].as_u64().unwrap() + compiled,
+        requested
+    );
+    assert!(cold["programs_compiled"].as_u64().unwrap() > 0);
+    assert!(cold["best"]["time_seconds"].as_f64().unwrap() > 0.0);
+    assert!(cold["best"]["max_error"].as_f64().unwrap() < 1e-4);
+
+    let warm = json(&kcache(dir.path(), &args));
+    assert_eq!(warm["kernels_compiled"], 0, "{warm}");
+    assert_eq!(warm["kernels_stored"].as_u64().unwrap(), compiled);
+}
+
+#[test]
+fn a_second_round_in_the_same_process_reuses_every_kernel() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = json(&kcache(
+        dir.path(),
+        &[
+            "tune",
+            "--json",
+            "--store",
+            "none",
+            "--candidates",
+            "8",
+            "--reps",
+            "1",
+            "--size",
+            "8x8x8",
+            "--rounds",
+            "2",
+        ],
+    ));
+    let rounds = out["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    assert!(rounds[0]["kernels_compiled"].as_u64().unwrap() > 0);
+    assert_eq!(rounds[1]["kernels_compiled"], 0);
+    assert_eq!(rounds[1]["kernels_reused"], rounds[1]["kernels_requested"]);
+}
+
+#[test]
+fn tune_prints_a_table() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = kcache(
+        dir.path(),
+        &[
+            "tune",
+            "--candidates",
+            "4",
+            "--reps",
+            "1",
+            "--size",
+            "8x8x8",
+            "--split",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8(out.stdout).unwrap();
+    for row in ["search", "best", "kernels", "programs", "compile", "wall"] {
+        assert!(
+            table.lines().any(|l| l.starts_with(row)),
+            "{row} missing from\n{table}"
+        );
+    }
+}
+
+#[test]
+fn tune_rejects_bad_sizes_as_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        kcache(dir.path(), &["tune", "--size", "0x1x1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        kcache(dir.path(), &["tune", "--backend", "nope"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+fn kernel_files(dir: &Path) {
+    std::fs::write(
+        dir.join("a.c"),
+        "void a(float* n1_x, int n) { for (int i1 = 0; i1 < n; i1++) n1_x[i1] *= 2.0f; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.c"),
+        "void b(float* n2_y, int n) { for (int i7 = 0; i7 < n; i7++) n2_y[i7] *= 2.0f; }\n",
+    )
+    .unwrap();
+    // Another candidate's rendering of `b`: same name, other generated names.
+    std::fs::create_dir_all(dir.join("other")).unwrap();
+    std::fs::write(
+        dir.join("other/b.c"),
+        "void b(float* n9_y, int n) { for (int i3 = 0; i3 < n; i3++) n9_y[i3] *= 2.0f; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bad.c"),
+        "void bad(float* x) { x[0] = undefined_thing; }\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn compile_reports_each_kernels_outcome() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    kernel_files(dir.path());
+    let f = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let store = dir.path().join("store");
+    let args = |files: &[String]| {
+        let mut a = vec![
+            "compile".to_string(),
+            "--json".into(),
+            "--bound".into(),
+            "n1_x,n2_y,n9_y".into(),
+        ];
+        a.extend(files.iter().cloned());
+        a
+    };
+    let run = |files: &[String]| {
+        let a = args(files);
+        json(&kcache(
+            &store,
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        ))
+    };
+    let first = run(&[f("a.c"), f("b.c"), f("other/b.c")]);
+    let outcomes: Vec<&str> = first["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["compiled", "compiled", "reused"],
+        "other/b.c is b up to renaming: {first}"
+    );
+    assert_eq!(first["kernels_compiled"], 2);
+    assert_eq!(first["programs_compiled"], 1);
+    assert_eq!(first["kernels"][2]["symbol"], "b");
+    let second = run(&[f("other/b.c")]);
+    assert_eq!(second["kernels"][0]["outcome"], "stored");
+    assert_eq!(second["kernels_stored"], 1);
+}
+
+#[test]
+fn a_manifest_names_files_relative_to_itself() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    kernel_files(dir.path());
+    std::fs::write(
+        dir.path().join("m.json"),
+        r#"[{"file": "a.c", "bound": ["n1_x"]}, {"file": "b.c", "kernel_name": "b", "bound": ["n2_y"], "options": ["-O3"]}]"#,
+    )
+    .unwrap();
+    let out = json(&kcache(
+        &dir.path().join("store"),
+        &[
+            "compile",
+            "--json",
+            "--manifest",
+            dir.path().join("m.json").to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(out["kernels"][0]["file"], "a.c");
+    assert_eq!(
+        out["programs_compiled"], 2,
+        "two option lists, two programs"
+    );
+    let bad = kcache(
+        dir.path(),
+        &[
+            "compile",
+            "--manifest",
+            dir.path().join("a.c").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
+fn a_kernel_that_fails_to_compile_exits_1_naming_it_and_the_compilers_error() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    kernel_files(dir.path());
+    let out = kcache(
+        &dir.path().join("store"),
+        &["compile", dir.path().join("bad.c").to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad") && err.contains("undefined_thing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn backends_lists_all_four_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json(&kcache(dir.path(), &["backends", "--json"]));
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cc", "opencl", "cuda", "vulkan"]);
+    for b in v.as_array().unwrap() {
+        for field in ["available", "version", "devices", "reason"] {
+            assert!(b.get(field).is_some(), "{field} missing in {b}");
+        }
+        if b["available"] == false {
+            assert!(
+                b["reason"].is_string(),
+                "an unavailable backend says why: {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cache_subcommands_work_on_what_compile_stored() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    kernel_files(dir.path());
+    let store = dir.path().join("store");
+    json(&kcache(
+        &store,
+        &[
+            "compile",
+            "--json",
+            dir.path().join("a.c").to_str().unwrap(),
+        ],
+    ));
+    let stats = json(&kcache(&store, &["cache", "stats", "--json"]));
+    assert_eq!(
+        stats["entries"], 2,
+        "one program, one kernel record: {stats}"
+    );
+    let ls = json(&kcache(&store, &["cache", "ls", "--json"]));
+    let kernel = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"].as_str().unwrap().starts_with("kernel/"))
+        .unwrap();
+    let exported = dir.path().join("a.so");
+    let out = kcache(
+        &store,
+        &[
+            "cache",
+            "export",
+            kernel["name"].as_str().unwrap(),
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read(&exported).unwrap().starts_with(b"\x7fELF"),
+        "the raw shared object"
+    );
+    assert_eq!(kcache(&store, &["cache", "verify"]).status.code(), Some(0));
+    // Damage the program entry: verify finds it, removes it, exits 1.
+    let entries = store.join("v1").join("entries");
+    for shard in std::fs::read_dir(&entries).unwrap() {
+        for e in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            let p = e.unwrap().path();
+            let mut bytes = std::fs::read(&p).unwrap();
+            if bytes.len() > 1000 {
+                let last = bytes.len() - 1;
+                bytes[last] ^= 0xff;
+                std::fs::write(&p, bytes).unwrap();
+            }
+        }
+    }
+    let verify = kcache(&store, &["cache", "verify", "--json"]);
+    assert_eq!(verify.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(report["corrupt"].as_array().unwrap().len(), 1);
+    assert_eq!(kcache(&store, &["cache", "clear"]).status.code(), Some(0));
+    assert_eq!(
+        json(&kcache(&store, &["cache", "stats", "--json"]))["entries"],
+        0
+    );
+}
