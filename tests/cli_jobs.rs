@@ -29,6 +29,12 @@ fn have_cc() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
+    let required =
+        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
+    assert!(
+        ok || !required,
+        "cc is required here, and no C compiler runs"
+    );
     if !ok {
         eprintln!("skipped: no C compiler");
     }
