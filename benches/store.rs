@@ -4,6 +4,10 @@
 //! The anchor (cuda-python's program cache, same machine kind): file-store
 //! get of a small entry 32 µs, in-memory get 1.1 µs, 64 KiB write 589 µs.
 //!
+//! And the keyed end-to-end hit: a kernel's text resolved by a resolver whose
+//! code cache is cold, answered from the store (canonicalize, key, read the
+//! record and the program, load it), with the C backend.
+//!
 //! `cargo bench --bench store -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
@@ -65,5 +69,43 @@ fn put(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, get, put);
+fn keyed_hit(c: &mut Criterion) {
+    use criterion::BatchSize;
+    use kcache::backend::cc::CcBackend;
+    use kcache::cache::code::Capacity;
+    use kcache::cache::hooks::Hooks;
+    use kcache::resolve::{Kernel, Outcome, Resolver};
+    let hooks = Hooks::new();
+    let Ok(backend) = CcBackend::builder().hooks(&hooks).build() else {
+        eprintln!("skipped: no C compiler");
+        return;
+    };
+    let backend = Arc::new(backend);
+    let kernel = Kernel::new(
+        "saxpy__seg0",
+        "void saxpy__seg0(float* n1_y, const float* n2_x, int n) {\n  for (int i1 = 0; i1 < n; i1++) n1_y[i1] += 2.0f * n2_x[i1];\n}\n",
+    )
+    .bound(["n1_y", "n2_x"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = c.benchmark_group("keyed_hit");
+    for (name, store) in stores(dir.path()) {
+        let resolver = Resolver::with(Arc::clone(&backend), Capacity::Fixed(1 << 30), &hooks)
+            .with_store(Some(store));
+        resolver.resolve(std::slice::from_ref(&kernel)).unwrap();
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter_batched(
+                || resolver.clear(),
+                |()| {
+                    let r = resolver.resolve(std::slice::from_ref(&kernel)).unwrap();
+                    assert_eq!(r[0].outcome, Outcome::Stored);
+                    r
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, get, put, keyed_hit);
 criterion_main!(benches);

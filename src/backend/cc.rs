@@ -644,10 +644,10 @@ impl CcBackend {
     fn install(
         &self,
         binary: Vec<u8>,
+        digest: Digest,
         symbols: &[&str],
         open_failed: impl FnOnce(String) -> BackendError,
     ) -> Result<CcProgram, BackendError> {
-        let digest = Digest(*blake3::hash(&binary).as_bytes());
         let path = self.work.path().join(format!("b-{}.so", digest.to_hex()));
         if !path.exists() {
             let tmp = tempfile::Builder::new()
@@ -725,7 +725,8 @@ impl CcBackend {
             tracing::debug!(kernels = ?symbols, diagnostics = %stderr, "cc compiled with diagnostics");
         }
         let binary = std::fs::read(&out).map_err(self.io_error(&out))?;
-        self.install(binary, symbols, |reason| BackendError::Compile {
+        let digest = Digest(*blake3::hash(&binary).as_bytes());
+        self.install(binary, digest, symbols, |reason| BackendError::Compile {
             backend: FAMILY,
             kernels: symbols.iter().map(|s| s.to_string()).collect(),
             log: format!("the compiled shared object does not load: {reason}"),
@@ -817,14 +818,24 @@ impl Backend for CcBackend {
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<CcProgram>, BackendError> {
+        self.load_digested(binary, &Digest(*blake3::hash(binary).as_bytes()), symbols)
+    }
+
+    fn load_digested(
+        &self,
+        binary: &[u8],
+        digest: &Digest,
+        symbols: &[&str],
+    ) -> Result<Arc<CcProgram>, BackendError> {
+        // Keyed by the bytes' digest: the bytes themselves need no second pass.
         let key = KernelCache::<CcProgram>::key(
             HOST,
             BINARY_NAME,
-            &Source::from(binary.to_vec()),
+            &Source::from(digest.as_bytes().to_vec()),
             &[] as &[(&str, &str)],
         );
         let program = self.kernels.find_or_build(key, HOST, || {
-            self.install(binary.to_vec(), symbols, |reason| BackendError::Load {
+            self.install(binary.to_vec(), *digest, symbols, |reason| BackendError::Load {
                 backend: FAMILY,
                 reason,
             })

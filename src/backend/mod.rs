@@ -216,6 +216,19 @@ pub trait Backend: Send + Sync {
     /// process or another); `symbols` are the kernels it must hold.
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<Self::Program>, BackendError>;
 
+    /// [`Backend::load`] for bytes whose blake3 digest the caller already
+    /// knows (the resolver read them from a verified store entry named by
+    /// it), so the backend need not hash them again. The caller vouches that
+    /// `digest` is the digest of `binary`.
+    fn load_digested(
+        &self,
+        binary: &[u8],
+        _digest: &crate::key::Digest,
+        symbols: &[&str],
+    ) -> Result<Arc<Self::Program>, BackendError> {
+        self.load(binary, symbols)
+    }
+
     /// A short line naming the compiler for people (the identity can be long).
     fn describe(&self) -> String {
         self.identity()

@@ -592,12 +592,10 @@ impl<B: Backend + 'static> Resolver<B> {
             }
         }
         for (id, kernels) in wanted {
+            // The store verified the bytes against the checksum they were
+            // written with, under the key named by their digest.
             let binary = match store.get(&program_entry_key(&id)) {
-                Ok(Some(b)) if program_id(&b) == id => b,
-                Ok(Some(_)) => {
-                    tracing::warn!("a stored program does not match its id; compiling instead");
-                    continue;
-                }
+                Ok(Some(b)) => b,
                 Ok(None) => continue,
                 Err(e) => {
                     self.store_failed("get", &e);
@@ -607,7 +605,7 @@ impl<B: Backend + 'static> Resolver<B> {
             let mut symbols: Vec<&str> = kernels.iter().map(|(_, s)| s.as_str()).collect();
             symbols.sort_unstable();
             symbols.dedup();
-            let program = match self.backend.load(&binary, &symbols) {
+            let program = match self.backend.load_digested(&binary, &id, &symbols) {
                 Ok(p) => p,
                 Err(e) => {
                     self.store_errors.fetch_add(1, Ordering::Relaxed);
