@@ -54,7 +54,9 @@ fn bookkeeping_per_entry() {
         cache.publish(entries, 1);
     }
     let bytes = (LIVE.load(Ordering::SeqCst) - before) as f64 / f64::from(n);
-    println!("code cache bookkeeping: {bytes:.0} bytes per entry ({n} entries, groups of {per_group})");
+    println!(
+        "code cache bookkeeping: {bytes:.0} bytes per entry ({n} entries, groups of {per_group})"
+    );
     assert_eq!(cache.len(), n as usize);
     assert!(bytes < 200.0, "{bytes} bytes per entry");
 }

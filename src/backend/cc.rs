@@ -835,9 +835,11 @@ impl Backend for CcBackend {
             &[] as &[(&str, &str)],
         );
         let program = self.kernels.find_or_build(key, HOST, || {
-            self.install(binary.to_vec(), *digest, symbols, |reason| BackendError::Load {
-                backend: FAMILY,
-                reason,
+            self.install(binary.to_vec(), *digest, symbols, |reason| {
+                BackendError::Load {
+                    backend: FAMILY,
+                    reason,
+                }
             })
             .map_err(BuildError::Backend)
         })?;

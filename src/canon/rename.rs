@@ -137,8 +137,9 @@ pub fn canonical_kernel(text: &[u8], options: &CanonOptions) -> Canonical {
 pub struct Renamer {
     kernel_name: Option<Vec<u8>>,
     token: Option<Vec<u8>>,
-    bound: FxHashSet<Vec<u8>>,
-    never: FxHashSet<Vec<u8>>,
+    /// `keep` and `free` names (never renamed) and bound names (renamed,
+    /// unless refused, when they are left out).
+    classes: FxHashMap<Vec<u8>, Class>,
     derivations: Vec<(Vec<u8>, Vec<u8>)>,
     symbols: bool,
     scope_locals: bool,
@@ -175,28 +176,23 @@ impl Renamer {
                 None
             }
         });
-        let bound = if reason.is_none() {
-            options
-                .bound
-                .iter()
-                .map(|b| b.as_bytes().to_vec())
-                .collect()
-        } else {
-            FxHashSet::default()
-        };
+        // One map for both lists, so a name costs one lookup; a kept name wins.
+        let mut classes: FxHashMap<Vec<u8>, Class> = FxHashMap::default();
+        if reason.is_none() {
+            for b in &options.bound {
+                classes.insert(b.as_bytes().to_vec(), Class::Bound);
+            }
+        }
+        for n in options.keep.iter().chain(&options.free) {
+            classes.insert(n.as_bytes().to_vec(), Class::Never);
+        }
         Renamer {
             kernel_name: options.kernel_name.as_ref().map(|n| n.as_bytes().to_vec()),
             token: options
                 .kernel_name
                 .as_ref()
                 .map(|n| super::kernel_token(n).as_bytes().to_vec()),
-            bound,
-            never: options
-                .keep
-                .iter()
-                .chain(&options.free)
-                .map(|n| n.as_bytes().to_vec())
-                .collect(),
+            classes,
             derivations: options
                 .derivations
                 .iter()
@@ -210,7 +206,7 @@ impl Renamer {
 
     /// The canonical form of `text`.
     pub fn canonicalize(&self, text: &[u8]) -> Canonical {
-        let pass = self.pass(text);
+        let pass = self.pass(text, true);
         let renamed = pass
             .order
             .iter()
@@ -238,7 +234,7 @@ impl Renamer {
     /// Just the canonical text of `text` (what a key needs), without the
     /// renaming map [`Renamer::canonicalize`] also builds.
     pub fn canonical_text(&self, text: &[u8]) -> Vec<u8> {
-        self.pass(text).out
+        self.pass(text, false).out
     }
 
     /// Whether bound renaming is refused, and why.
@@ -253,12 +249,15 @@ impl Renamer {
 
     /// Runs the unmarked pass; again, keeping every renamable name that also
     /// stands after a member operator; and marked, when a kept name collides.
-    fn pass<'t>(&self, text: &'t [u8]) -> Pass<'_, 't, 't> {
+    /// `record`: keep the renaming map, in order of first occurrence.
+    fn pass<'t>(&self, text: &'t [u8], record: bool) -> Pass<'_, 't, 't> {
         let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, Default::default());
+        pass.record = record;
         pass.run();
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
             pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
+            pass.record = record;
             pass.run();
         }
         if pass.collision {
@@ -267,6 +266,7 @@ impl Renamer {
             collect.kept = Some(&mut kept);
             collect.run();
             pass = Pass::new(self, text, free_prefix(&kept), true, members);
+            pass.record = record;
             pass.run();
         }
         pass
@@ -274,13 +274,17 @@ impl Renamer {
 
     /// What happens to a name at a renamable position.
     fn decide(&self, name: &[u8]) -> Decision {
-        if self.never.contains(name) || is_keyword(name) {
+        let class = self.classes.get(name).copied();
+        if class == Some(Class::Never) || is_keyword(name) {
             return Decision::Keep;
         }
         if self.kernel_name.as_deref() == Some(name) {
             return Decision::Token;
         }
-        if self.is_base(name) || self.scope_locals && is_scope_local(name) {
+        if class == Some(Class::Bound)
+            || self.symbols && is_symbol(name)
+            || self.scope_locals && is_scope_local(name)
+        {
             return Decision::Rename;
         }
         for (prefix, suffix) in &self.derivations {
@@ -295,11 +299,19 @@ impl Renamer {
         Decision::Keep
     }
 
-    /// Whether `name` is renamed as a base: a symbol or a bound name (digits
-    /// count only inside a derivation, where [`Self::decide`] asks this).
+    /// Whether `name` is a derivation's base: a symbol, digits or a bound name.
     fn is_base(&self, name: &[u8]) -> bool {
-        self.symbols && is_symbol(name) || self.bound.contains(name) || is_digits(name)
+        self.symbols && is_symbol(name)
+            || is_digits(name)
+            || self.classes.get(name) == Some(&Class::Bound)
     }
+}
+
+/// What a name listed in the options is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Never,
+    Bound,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -330,8 +342,10 @@ struct Pass<'r, 't, 'k> {
     prefix: Vec<u8>,
     marked: bool,
     taken: FxHashMap<Cow<'t, [u8]>, Taken>,
-    /// Renamed names in order of first occurrence (the token included).
+    /// Renamed names in order of first occurrence (the token included),
+    /// kept only when `record` is set.
     order: Vec<(Cow<'t, [u8]>, Taken)>,
+    record: bool,
     renamed: usize,
     /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for `n = 1`).
     names: Vec<u8>,
@@ -364,11 +378,13 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             prefix,
             marked,
             // Most kernels bind a few hundred names at most: size for that.
+            // About one distinct name per 64 bytes in generated kernels.
             taken: FxHashMap::with_capacity_and_hasher(
-                (text.len() / 32).clamp(16, 1024),
+                (text.len() / 64).max(16),
                 Default::default(),
             ),
             order: Vec::new(),
+            record: false,
             renamed: 0,
             names: Vec::new(),
             ends: Vec::new(),
@@ -510,7 +526,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 Taken::Renamed(self.renamed)
             }
         };
-        if !matches!(taken, Taken::Keep { .. }) {
+        if self.record && !matches!(taken, Taken::Keep { .. }) {
             self.order.push((spelled.clone(), taken));
         }
         self.taken.insert(spelled, taken);
