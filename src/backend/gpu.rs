@@ -1,6 +1,7 @@
 //! What the GPU backends (OpenCL, CUDA, Vulkan) share: checking a compile job
 //! before it reaches a driver, the work-size rules of [`Launch`], finding a
-//! tool on `PATH`, and the shapes of their errors and probe records.
+//! tool on `PATH`, the shapes of their errors and probe records, and the
+//! teardown contract ([`Lifecycle`]).
 //!
 //! # Work sizes
 //!
@@ -13,8 +14,12 @@
 //!   (`if (i < n)`), as CUDA kernels always do.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 
-use super::{BackendError, BackendInfo, CompileJob, Launch};
+use super::{BackendError, BackendInfo, CompileJob, Compiled, Launch};
+use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
+use crate::cache::hooks::Hooks;
+use crate::key::Source;
 
 /// [`BackendError::Unavailable`] for `family`.
 pub(crate) fn unavailable(family: &'static str, reason: impl Into<String>) -> BackendError {
@@ -184,6 +189,253 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+// ------------------------------------------------------------- lifecycle ---
+
+/// The kernel name a program loaded from bytes is cached under: the bytes
+/// are its source, so loading the same bytes twice finds one program.
+pub(crate) const LOADED: &str = "<binary>";
+
+/// The handle-cache key of a compiled group on `device`: the group's symbols
+/// joined, the concatenated program `source`, and the option list.
+///
+/// [`KernelCache::key`] sorts options (they are named flags to it), but a
+/// compiler's option list is ordered (`-DX=1 -UX` is not `-UX -DX=1`), so
+/// each option is keyed by its position.
+pub(crate) fn compile_key(device: usize, job: &CompileJob<'_>, source: &str) -> String {
+    let options: Vec<(String, &str)> = job
+        .options
+        .iter()
+        .enumerate()
+        .map(|(i, option)| (i.to_string(), option.as_str()))
+        .collect();
+    // Symbols are identifiers (`check_job`), so `,` cannot occur in one.
+    let names = kernel_names(job).join(",");
+    KernelCache::<()>::key(device, &names, &Source::from(source), &options)
+}
+
+/// The handle-cache key of a program loaded from `binary` on `device`.
+pub(crate) fn load_key(device: usize, binary: &[u8]) -> String {
+    KernelCache::<()>::key::<&str, &str>(device, LOADED, &Source::new(binary), &[])
+}
+
+/// The device a build runs on, for a backend that holds one until destroyed
+/// (OpenCL, Vulkan; `Lifecycle` refuses builds after a destroy).
+pub(crate) fn opened<D>(
+    family: &'static str,
+    device: Option<Arc<D>>,
+) -> Result<Arc<D>, BackendError> {
+    device.ok_or_else(|| unavailable(family, "the backend holds no device"))
+}
+
+/// A build's failure: the backend's own, or the guarded cache rejecting the
+/// value because a teardown intervened.
+enum BuildError {
+    Backend(BackendError),
+    Guarded(GuardedError),
+}
+
+impl From<GuardedError> for BuildError {
+    fn from(e: GuardedError) -> Self {
+        BuildError::Guarded(e)
+    }
+}
+
+impl From<BackendError> for BuildError {
+    fn from(e: BackendError) -> Self {
+        BuildError::Backend(e)
+    }
+}
+
+impl BuildError {
+    fn into_backend(self, family: &'static str) -> BackendError {
+        match self {
+            BuildError::Backend(e) => e,
+            BuildError::Guarded(e) => BackendError::Invalidated {
+                backend: family,
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Where a backend's device stands.
+enum Slot<D> {
+    /// Usable; `None` where the backend has no device handles at all (CUDA
+    /// compile only).
+    Open(Option<Arc<D>>),
+    /// [`Lifecycle::destroy_device`] ran: the backend let go of the device.
+    Destroyed,
+}
+
+/// A GPU backend's side of the teardown contract (see
+/// [`crate::cache::hooks`]): its device handle and its per-device cache of
+/// loaded programs.
+///
+/// * Programs live in a [`KernelCache`] keyed by [`compile_key`] or
+///   [`load_key`] on the backend's device index, so compiling (or loading)
+///   the same group twice in a process answers the same program. Values own
+///   their handles (each program holds its device by `Arc`), so the cache is
+///   [`Handles::Owned`]: a program built across a clear is still good.
+/// * The cache's device-destroy listener is registered on the hooks the
+///   backend was given, for the backend's family.
+/// * [`Lifecycle::clear`] is [`KernelCache::clear`], inside `around_clear`.
+/// * [`Lifecycle::destroy_device`] notifies first, then lets go of the
+///   device, completing even when a listener fails.
+///
+/// The build closures receive the device read *inside* the guarded build, so
+/// a build that starts after a destroy sees no device, and one that read the
+/// device before is rejected by the epoch the destroy bumped.
+pub(crate) struct Lifecycle<D, P> {
+    family: &'static str,
+    index: usize,
+    slot: RwLock<Slot<D>>,
+    kernels: KernelCache<Compiled<P>>,
+}
+
+impl<D, P> Lifecycle<D, P>
+where
+    D: Send + Sync + 'static,
+    P: Send + Sync + 'static,
+{
+    /// The lifecycle of device `index` of `family`, its listener registered
+    /// on `hooks`.
+    pub(crate) fn new(
+        family: &'static str,
+        index: usize,
+        device: Option<Arc<D>>,
+        hooks: &Hooks,
+    ) -> Self {
+        Lifecycle {
+            family,
+            index,
+            slot: RwLock::new(Slot::Open(device)),
+            kernels: KernelCache::new(family, hooks, GuardedCache::new(Handles::Owned)),
+        }
+    }
+
+    /// The device, while the backend holds one.
+    pub(crate) fn current(&self) -> Option<Arc<D>> {
+        match &*self.slot.read().unwrap_or_else(PoisonError::into_inner) {
+            Slot::Open(device) => device.clone(),
+            Slot::Destroyed => None,
+        }
+    }
+
+    /// The device for a build: `Ok(None)` where the backend has none (compile
+    /// only), an error once it was destroyed.
+    fn for_build(&self) -> Result<Option<Arc<D>>, BackendError> {
+        match &*self.slot.read().unwrap_or_else(PoisonError::into_inner) {
+            Slot::Open(device) => Ok(device.clone()),
+            Slot::Destroyed => Err(unavailable(
+                self.family,
+                format!(
+                    "device {} was destroyed (destroy_device); open a new backend to use it again",
+                    self.index
+                ),
+            )),
+        }
+    }
+
+    /// The group's program: cached, or built by `build` with the device.
+    pub(crate) fn compile(
+        &self,
+        job: &CompileJob<'_>,
+        source: &str,
+        build: impl FnOnce(Option<Arc<D>>) -> Result<Compiled<P>, BackendError>,
+    ) -> Result<Compiled<P>, BackendError> {
+        let key = compile_key(self.index, job, source);
+        let cached = self
+            .kernels
+            .find_or_build::<BuildError, _>(key, self.index, || Ok(build(self.for_build()?)?))
+            .map_err(|e| e.into_backend(self.family))?;
+        Ok(Compiled {
+            program: Arc::clone(&cached.program),
+            binary: cached.binary.clone(),
+        })
+    }
+
+    /// The program loaded from `binary`: cached, or built by `build` with the
+    /// device. The cache holds no copy of the bytes for it.
+    pub(crate) fn load(
+        &self,
+        binary: &[u8],
+        build: impl FnOnce(Option<Arc<D>>) -> Result<Arc<P>, BackendError>,
+    ) -> Result<Arc<P>, BackendError> {
+        let key = load_key(self.index, binary);
+        let cached = self
+            .kernels
+            .find_or_build::<BuildError, _>(key, self.index, || {
+                Ok(Compiled {
+                    program: build(self.for_build()?)?,
+                    binary: Vec::new(),
+                })
+            })
+            .map_err(|e| e.into_backend(self.family))?;
+        Ok(Arc::clone(&cached.program))
+    }
+
+    /// Clears the cache, telling the layers above before and after.
+    pub(crate) fn clear(&self) -> Result<(), BackendError> {
+        self.kernels
+            .clear()
+            .map(drop)
+            .map_err(|source| self.teardown_error(source))
+    }
+
+    /// Tears the device down: notifies device-destroy listeners (this
+    /// backend's cache evicts the device's programs, the layers above forget
+    /// theirs), then lets go of the device, then reports a listener failure.
+    /// The device's driver objects are released when the last program built
+    /// on it is dropped. Idempotent.
+    pub(crate) fn destroy_device(&self) -> Result<(), BackendError> {
+        self.kernels
+            .destroy_device(self.index, || -> Result<(), GuardedError> {
+                let released = std::mem::replace(
+                    &mut *self.slot.write().unwrap_or_else(PoisonError::into_inner),
+                    Slot::Destroyed,
+                );
+                drop(released);
+                // A build that read the device before the slot changed may
+                // have installed since the notification evicted: evict again
+                // (bumping the epoch once more rejects one still in flight).
+                self.kernels.cache().evict_device(self.index).map(drop)
+            })
+            .map_err(|source| self.teardown_error(source))
+    }
+
+    fn teardown_error(&self, source: GuardedError) -> BackendError {
+        BackendError::Teardown {
+            backend: self.family,
+            source,
+        }
+    }
+
+    /// The handle cache.
+    pub(crate) fn kernels(&self) -> &KernelCache<Compiled<P>> {
+        &self.kernels
+    }
+
+    /// The backend's own device index.
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl<D, P> std::fmt::Debug for Lifecycle<D, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let destroyed = matches!(
+            &*self.slot.read().unwrap_or_else(PoisonError::into_inner),
+            Slot::Destroyed
+        );
+        f.debug_struct("Lifecycle")
+            .field("family", &self.family)
+            .field("index", &self.index)
+            .field("destroyed", &destroyed)
+            .field("kernels", &self.kernels)
+            .finish()
+    }
 }
 
 #[cfg(test)]

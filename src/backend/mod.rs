@@ -171,6 +171,17 @@ pub enum BackendError {
         /// Which teardown intervened.
         reason: String,
     },
+    /// A cache clear or device teardown completed, but a teardown listener
+    /// (or the release of a cached handle) failed; reported once the
+    /// teardown was done.
+    #[error("{backend}: teardown completed, but {source}")]
+    Teardown {
+        /// Backend family.
+        backend: &'static str,
+        /// What failed.
+        #[source]
+        source: crate::cache::guarded::GuardedError,
+    },
 }
 
 /// A compiler kcache can drive.
