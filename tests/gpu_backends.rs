@@ -10,9 +10,11 @@
 //! setting (`cuda-launch` in the list makes them required too, for
 //! `scripts/gpu-check`).
 
-use std::path::Path;
-use std::process::Command;
+mod backend_support;
 
+use std::path::Path;
+
+use backend_support::required;
 use kcache::backend::{
     Backend, BackendError, BackendInfo, CompileJob, Compiled, KernelSource, Launch,
 };
@@ -28,12 +30,6 @@ fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob
 
 fn options(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-/// Whether `what` is required here (see the module docs).
-fn required(what: &str) -> bool {
-    std::env::var("KCACHE_TEST_REQUIRE")
-        .is_ok_and(|list| list.split(',').any(|item| item.trim() == what))
 }
 
 /// Unwraps a backend, or says why it is skipped (`None`), or fails when the
@@ -53,27 +49,7 @@ fn available<B>(what: &str, backend: Result<B, BackendError>) -> Option<B> {
 /// with `KCACHE_TEST_CHILD_BINARY` naming `binary`, and fails with its output
 /// unless it passed.
 fn run_in_fresh_process(name: &str, binary: &Path) {
-    let exe = std::env::current_exe().expect("test binary path");
-    let output = Command::new(exe)
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("KCACHE_TEST_CHILD_BINARY", binary)
-        .output()
-        .expect("spawn the test binary");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        output.status.success() && text.contains("1 passed"),
-        "the fresh process failed:\n{text}"
-    );
+    backend_support::run_in_fresh_process(name, "KCACHE_TEST_CHILD_BINARY", binary);
 }
 
 /// The binary a parent test handed to this process (see
