@@ -40,7 +40,7 @@
 //! # Teardown
 //!
 //! Programs live in a per-device handle cache
-//! ([`KernelCache`](crate::cache::guarded::KernelCache), see
+//! ([`KernelCache`], see
 //! [`Cuda::kernel_cache`]): compiling the same group, or loading the same
 //! bytes, twice in a process answers the same program (the same module). The
 //! cache listens for device destroys of `cuda` on the [`Hooks`] the backend

@@ -33,7 +33,7 @@
 //! # Teardown
 //!
 //! Programs live in a per-device handle cache
-//! ([`KernelCache`](crate::cache::guarded::KernelCache), see
+//! ([`KernelCache`], see
 //! [`OpenCl::kernel_cache`]): compiling the same group, or loading the same
 //! bytes, twice in a process answers the same program. The cache listens for
 //! device destroys of `opencl` on the [`Hooks`] the backend was built with

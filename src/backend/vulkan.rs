@@ -60,7 +60,7 @@
 //! # Teardown
 //!
 //! Programs live in a per-device handle cache
-//! ([`KernelCache`](crate::cache::guarded::KernelCache), see
+//! ([`KernelCache`], see
 //! [`Vulkan::kernel_cache`]): compiling the same group, or loading the same
 //! bytes, twice in a process answers the same program (the same pipelines).
 //! The cache listens for device destroys of `vulkan` on the [`Hooks`] the
