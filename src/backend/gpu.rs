@@ -442,6 +442,7 @@ impl<D, P> std::fmt::Debug for Lifecycle<D, P> {
 mod tests {
     use super::*;
     use crate::backend::KernelSource;
+    use crate::cache::hooks::HookError;
 
     fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob<'a> {
         CompileJob {
@@ -534,5 +535,232 @@ mod tests {
         assert_eq!(local_size(&launch), Some([4, 1, 1]));
         assert_eq!(group_count([10, 1, 1], [4, 1, 1]), [3, 1, 1]);
         assert_eq!(local_size(&Launch::default()), None);
+    }
+
+    // ------------------------------------------------------- lifecycle ---
+
+    /// A stand-in device: counts how many holders it has through `Arc`.
+    #[derive(Debug)]
+    struct Device;
+
+    /// A stand-in program, holding its device as real ones do.
+    #[derive(Debug)]
+    struct Program {
+        device: Option<Arc<Device>>,
+        n: usize,
+    }
+
+    type Life = Lifecycle<Device, Program>;
+
+    fn life(hooks: &Hooks) -> (Life, Arc<Device>) {
+        let device = Arc::new(Device);
+        (
+            Lifecycle::new("fake", 3, Some(Arc::clone(&device)), hooks),
+            device,
+        )
+    }
+
+    fn kernels() -> [KernelSource<'static>; 2] {
+        [
+            KernelSource {
+                symbol: "a",
+                text: "a();",
+            },
+            KernelSource {
+                symbol: "b",
+                text: "b();",
+            },
+        ]
+    }
+
+    fn build(
+        n: usize,
+    ) -> impl FnOnce(Option<Arc<Device>>) -> Result<Compiled<Program>, BackendError> {
+        move |device| {
+            Ok(Compiled {
+                program: Arc::new(Program { device, n }),
+                binary: vec![n as u8],
+            })
+        }
+    }
+
+    fn compile(
+        life: &Life,
+        options: &[String],
+        n: usize,
+    ) -> Result<Compiled<Program>, BackendError> {
+        let kernels = kernels();
+        let job = job(&kernels, options);
+        life.compile(&job, &concatenate(&job), build(n))
+    }
+
+    #[test]
+    fn a_group_compiles_once_per_device_group_and_option_order() {
+        let hooks = Hooks::new();
+        let (life, _device) = life(&hooks);
+        let options = ["-DX=1".to_string(), "-UX".to_string()];
+        let a = compile(&life, &options, 1).unwrap();
+        let again = compile(&life, &options, 2).unwrap();
+        assert!(Arc::ptr_eq(&a.program, &again.program));
+        assert_eq!(again.binary, [1], "the bytes come with the cached program");
+        let swapped = [options[1].clone(), options[0].clone()];
+        let b = compile(&life, &swapped, 3).unwrap();
+        assert_eq!(b.program.n, 3, "option order is part of the key");
+        assert_eq!(life.kernels().cache().device_len(3), 2);
+
+        let loaded = life.load(b"bytes", |d| Ok(Arc::new(Program { device: d, n: 4 })));
+        let reloaded = life.load(b"bytes", |_| panic!("loaded twice"));
+        assert!(Arc::ptr_eq(&loaded.unwrap(), &reloaded.unwrap()));
+        let other = life.load(b"other", |d| Ok(Arc::new(Program { device: d, n: 5 })));
+        assert_eq!(other.unwrap().n, 5);
+        assert_ne!(
+            compile_key(0, &job(&kernels(), &[]), "s"),
+            compile_key(1, &job(&kernels(), &[]), "s")
+        );
+        assert_ne!(load_key(0, b"x"), load_key(1, b"x"));
+    }
+
+    #[test]
+    fn a_clear_notifies_twice_and_empties_the_cache() {
+        let hooks = Hooks::new();
+        let (life, _device) = life(&hooks);
+        let clears = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = Arc::clone(&clears);
+        let _l = hooks.on_clear_all(move || {
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        });
+        let kept = compile(&life, &[], 1).unwrap();
+        life.clear().unwrap();
+        assert_eq!(clears.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert!(life.kernels().cache().is_empty());
+        assert_eq!(
+            compile(&life, &[], 2).unwrap().program.n,
+            2,
+            "compiled again"
+        );
+        assert_eq!(kept.program.n, 1, "what was handed out stays");
+    }
+
+    #[test]
+    fn a_destroy_notifies_while_the_device_is_held_then_lets_it_go() {
+        let hooks = Hooks::new();
+        let (life, device) = life(&hooks);
+        let life = Arc::new(life);
+        let handed_out = compile(&life, &[], 1).unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let _l = {
+            let (seen, life) = (Arc::clone(&seen), Arc::downgrade(&life));
+            hooks.on_device_destroy(move |family, index| {
+                let held = life.upgrade().is_some_and(|l| l.current().is_some());
+                seen.lock().unwrap().push((family.to_string(), index, held));
+                Ok(())
+            })
+        };
+        life.destroy_device().unwrap();
+        assert_eq!(*seen.lock().unwrap(), [("fake".to_string(), 3, true)]);
+        assert!(life.current().is_none());
+        assert!(life.kernels().cache().is_empty());
+        let err = compile(&life, &[], 2).unwrap_err();
+        assert!(matches!(err, BackendError::Unavailable { .. }), "{err:?}");
+        let err = life
+            .load(b"x", |_| panic!("built after a destroy"))
+            .unwrap_err();
+        assert!(matches!(err, BackendError::Unavailable { .. }), "{err:?}");
+        // Only the program handed out (and this test) still hold the device.
+        assert_eq!(Arc::strong_count(&device), 2);
+        drop(handed_out);
+        assert_eq!(Arc::strong_count(&device), 1);
+        life.destroy_device().unwrap(); // idempotent
+    }
+
+    /// A compile that starts once listeners were told but before the
+    /// backend let go of its device (forced here from inside a listener)
+    /// builds on the device; the destroy evicts it anyway, so nothing keeps
+    /// the device alive in the cache.
+    #[test]
+    fn a_compile_inside_the_destroy_window_is_not_kept() {
+        let hooks = Hooks::new();
+        let (life, device) = life(&hooks);
+        let life = Arc::new(life);
+        let built = Arc::new(std::sync::Mutex::new(None));
+        let _l = {
+            let (built, life) = (Arc::clone(&built), Arc::downgrade(&life));
+            hooks.on_device_destroy(move |_, _| {
+                if let Some(life) = life.upgrade() {
+                    *built.lock().unwrap() = Some(compile(&life, &[], 7).unwrap());
+                }
+                Ok(())
+            })
+        };
+        life.destroy_device().unwrap();
+        let built = built.lock().unwrap().take().expect("the listener compiled");
+        assert!(built.program.device.is_some(), "built on the held device");
+        assert!(life.kernels().cache().is_empty(), "not kept");
+        drop(built);
+        assert_eq!(Arc::strong_count(&device), 1);
+    }
+
+    /// A build that read the device before the destroy is rejected at its
+    /// re-check (the destroy bumped the device's epoch) and reported as an
+    /// invalidation; the value it built is dropped.
+    #[test]
+    fn a_build_spanning_a_destroy_is_rejected() {
+        let hooks = Hooks::new();
+        let (life, device) = life(&hooks);
+        let kernels = kernels();
+        let job = job(&kernels, &[]);
+        let err = life
+            .compile(&job, &concatenate(&job), |d| {
+                life.destroy_device().unwrap();
+                build(1)(d)
+            })
+            .unwrap_err();
+        assert!(matches!(err, BackendError::Invalidated { .. }), "{err:?}");
+        assert!(life.kernels().cache().is_empty());
+        assert_eq!(Arc::strong_count(&device), 1);
+    }
+
+    #[test]
+    fn a_failing_listener_does_not_stop_the_teardown() {
+        let hooks = Hooks::new();
+        let (life, device) = life(&hooks);
+        compile(&life, &[], 1).unwrap();
+        let _l = hooks.on_device_destroy(|_, _| Err(HookError::listener("refused")));
+        let err = life.destroy_device().unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                BackendError::Teardown {
+                    backend: "fake",
+                    source: GuardedError::Listener(_)
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(life.current().is_none(), "torn down anyway");
+        assert!(life.kernels().cache().is_empty());
+        assert_eq!(Arc::strong_count(&device), 1);
+
+        let _c = hooks.on_clear_all(|| Err(HookError::listener("refused")));
+        let err = life.clear().unwrap_err();
+        assert!(matches!(err, BackendError::Teardown { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn a_foreign_or_other_device_notification_evicts_nothing() {
+        let hooks = Hooks::new();
+        let (life, _device) = life(&hooks);
+        compile(&life, &[], 1).unwrap();
+        for (family, index) in [("other", 3), ("fakex", 3), ("fake", 0), ("fake/", 3)] {
+            hooks.notify_device_destroy(family, index).unwrap();
+            assert_eq!(life.kernels().cache().len(), 1, "({family}, {index})");
+        }
+        hooks.notify_device_destroy("fake/variant", 3).unwrap();
+        assert!(life.kernels().cache().is_empty());
+        assert!(
+            life.current().is_some(),
+            "a notification alone releases nothing"
+        );
     }
 }
