@@ -216,7 +216,7 @@ fn a_compile_error_names_the_kernel_and_carries_the_compilers_stderr() {
         "the diagnostic names the kernel's line: {log}"
     );
     assert!(
-        b.handles().cache().is_empty(),
+        b.kernel_cache().cache().is_empty(),
         "a failed compile caches nothing"
     );
 }
@@ -318,7 +318,7 @@ fn bytes_that_are_no_shared_object_fail_to_load() {
     let (_h, b) = need!(backend());
     let err = b.load(b"not an ELF file", &["k"]).unwrap_err();
     assert!(matches!(err, BackendError::Load { .. }), "{err}");
-    assert!(b.handles().cache().is_empty());
+    assert!(b.kernel_cache().cache().is_empty());
 }
 
 #[test]
@@ -340,7 +340,7 @@ fn the_same_group_compiled_twice_is_one_loaded_program() {
     let second = compile(&b, &group(), &[]).unwrap();
     assert!(Arc::ptr_eq(&first.program, &second.program));
     assert_eq!(first.binary, second.binary);
-    let stats = b.handles().cache().stats();
+    let stats = b.kernel_cache().cache().stats();
     assert_eq!((stats.builds, stats.hits), (1, 1));
     // Other options, or another group, are another program.
     let other = compile(&b, &group(), &opts(&["-O1"])).unwrap();
@@ -382,7 +382,7 @@ fn concurrent_compiles_of_distinct_groups_all_succeed() {
             assert_ne!(p.path(), q.path());
         }
     }
-    assert_eq!(b.handles().cache().len(), 4);
+    assert_eq!(b.kernel_cache().cache().len(), 4);
 }
 
 #[test]
@@ -416,7 +416,7 @@ fn clear_cache_notifies_twice_and_a_held_program_still_runs() {
         Ok(())
     });
     let held = compile(&b, &group(), &[]).unwrap().program;
-    assert_eq!(b.handles().cache().len(), 1);
+    assert_eq!(b.kernel_cache().cache().len(), 1);
 
     b.clear_cache().unwrap();
     assert_eq!(
@@ -424,7 +424,7 @@ fn clear_cache_notifies_twice_and_a_held_program_still_runs() {
         2,
         "before and after the clear"
     );
-    assert!(b.handles().cache().is_empty());
+    assert!(b.kernel_cache().cache().is_empty());
     check_group(&b, &held);
 
     // Compiling again builds a new program; the held one is still good.
@@ -445,7 +445,7 @@ fn a_failing_clear_listener_is_reported_after_the_clear() {
         err.to_string().contains("layer above failed")
             || format!("{:?}", err).contains("layer above failed")
     );
-    assert!(b.handles().cache().is_empty(), "the clear completed");
+    assert!(b.kernel_cache().cache().is_empty(), "the clear completed");
 }
 
 #[test]
@@ -462,20 +462,22 @@ fn destroy_device_notifies_cc_0_and_a_held_program_still_runs() {
     // A foreign backend's notification evicts nothing.
     hooks.notify_device_destroy("cuda", 0).unwrap();
     hooks.notify_device_destroy("ccx", 0).unwrap();
-    assert_eq!(b.handles().cache().len(), 1);
+    assert_eq!(b.kernel_cache().cache().len(), 1);
 
     b.destroy_device().unwrap();
     assert_eq!(
         seen.lock().unwrap().last().cloned(),
         Some((FAMILY.to_string(), HOST))
     );
-    assert!(b.handles().cache().is_empty());
+    assert!(b.kernel_cache().cache().is_empty());
     check_group(&b, &held);
 
-    // The backend stays usable.
-    let again = compile(&b, &group(), &[]).unwrap().program;
-    assert!(!Arc::ptr_eq(&held, &again));
-    check_group(&b, &again);
+    // Like a GPU backend whose device went, it builds nothing more.
+    match compile(&b, &group(), &[]) {
+        Err(BackendError::Unavailable { .. }) => {}
+        other => panic!("expected the destroyed host to refuse, got {other:?}"),
+    }
+    assert!(!b.can_run());
 }
 
 #[test]
@@ -486,7 +488,7 @@ fn destroy_device_completes_when_a_listener_fails_then_reports_it() {
     let err = b.destroy_device().unwrap_err();
     assert!(matches!(err, BackendError::Teardown { .. }), "{err}");
     assert!(
-        b.handles().cache().is_empty(),
+        b.kernel_cache().cache().is_empty(),
         "the teardown completed first"
     );
 }
@@ -496,9 +498,13 @@ fn a_notification_for_the_cc_family_evicts_the_host() {
     let (hooks, b) = need!(backend());
     compile(&b, &group(), &[]).unwrap();
     hooks.notify_device_destroy("cc/host", 1).unwrap();
-    assert_eq!(b.handles().cache().len(), 1, "another index of the family");
+    assert_eq!(
+        b.kernel_cache().cache().len(),
+        1,
+        "another index of the family"
+    );
     hooks.notify_device_destroy("cc/host", 0).unwrap();
-    assert!(b.handles().cache().is_empty());
+    assert!(b.kernel_cache().cache().is_empty());
 }
 
 /// A backend whose compiler, on a compile (not a probe), says `started`
@@ -565,8 +571,15 @@ fn a_compile_spanning_destroy_device_is_not_installed() {
     g.release();
     let err = building.join().unwrap().unwrap_err();
     assert!(matches!(err, BackendError::Invalidated { .. }), "{err}");
-    assert!(g.backend.handles().cache().is_empty());
-    assert_eq!(g.backend.handles().cache().stats().evicted_during_build, 1);
+    assert!(g.backend.kernel_cache().cache().is_empty());
+    assert_eq!(
+        g.backend
+            .kernel_cache()
+            .cache()
+            .stats()
+            .evicted_during_build,
+        1
+    );
 }
 
 #[cfg(unix)]
@@ -584,7 +597,7 @@ fn a_compile_spanning_clear_cache_is_installed_since_programs_own_their_library(
     g.release();
     let program = building.join().unwrap().unwrap().program;
     assert_eq!(clears.load(Ordering::SeqCst), 2);
-    assert_eq!(g.backend.handles().cache().len(), 1);
+    assert_eq!(g.backend.kernel_cache().cache().len(), 1);
     check_group(&g.backend, &program);
 }
 
@@ -686,7 +699,7 @@ fn options_with_side_effects_or_unseen_inputs_are_refused() {
             "{bad:?}: {err}"
         );
     }
-    assert!(b.handles().cache().is_empty());
+    assert!(b.kernel_cache().cache().is_empty());
 }
 
 #[test]
@@ -1198,7 +1211,7 @@ fn a_group_its_cache_cannot_key_still_compiles_uncached() {
         [std::mem::size_of::<usize>() as f32]
     );
     assert!(
-        b.handles().cache().is_empty(),
+        b.kernel_cache().cache().is_empty(),
         "not cached under a key that cannot see the header"
     );
 }

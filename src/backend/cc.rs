@@ -266,6 +266,7 @@ impl CcBuilder {
             source_dir,
             source_arg,
             native: Mutex::new(HashMap::new()),
+            destroyed: std::sync::atomic::AtomicBool::new(false),
             work,
         };
         // The configured flags must pass the same checks as a job's.
@@ -288,6 +289,9 @@ pub struct CcBackend {
     source_arg: String,
     /// What machine-dependent options mean here, per option list.
     native: Mutex<HashMap<Vec<String>, Digest>>,
+    /// Set by `destroy_device`: like a GPU backend whose device went, this
+    /// one builds and runs nothing more (what it handed out stays valid).
+    destroyed: std::sync::atomic::AtomicBool,
     work: tempfile::TempDir,
 }
 
@@ -524,7 +528,7 @@ impl CcBackend {
     }
 
     /// The handle cache, for introspection (length, stats).
-    pub fn handles(&self) -> &KernelCache<CcProgram> {
+    pub fn kernel_cache(&self) -> &KernelCache<CcProgram> {
         &self.kernels
     }
 
@@ -536,13 +540,28 @@ impl CcBackend {
     /// backend stays usable and compiles or loads afresh.
     pub fn destroy_device(&self) -> Result<(), BackendError> {
         // The host has no context to destroy: the eviction the notification
-        // performs releases every handle.
+        // performs lets go of every handle, and the backend builds nothing
+        // more, as a GPU backend whose device went.
         self.kernels
-            .destroy_device(HOST, || Ok::<(), GuardedError>(()))
+            .destroy_device(HOST, || {
+                self.destroyed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok::<(), GuardedError>(())
+            })
             .map_err(|source| BackendError::Teardown {
                 backend: FAMILY,
                 source,
             })
+    }
+
+    fn check_alive(&self) -> Result<(), BackendError> {
+        if self.destroyed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(BackendError::Unavailable {
+                backend: FAMILY,
+                reason: "the host device was destroyed (destroy_device)".into(),
+            });
+        }
+        Ok(())
     }
 
     fn compute_identity(&self) -> String {
@@ -796,6 +815,7 @@ impl Backend for CcBackend {
     }
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<CcProgram>, BackendError> {
+        self.check_alive()?;
         let symbols: Vec<&str> = job.kernels.iter().map(|k| k.symbol).collect();
         if let Some(bad) = symbols.iter().find(|s| !is_identifier(s)) {
             return Err(BackendError::Refused {
@@ -827,6 +847,7 @@ impl Backend for CcBackend {
         digest: &Digest,
         symbols: &[&str],
     ) -> Result<Arc<CcProgram>, BackendError> {
+        self.check_alive()?;
         // Keyed by the bytes' digest: the bytes themselves need no second pass.
         let key = KernelCache::<CcProgram>::key(
             HOST,
@@ -883,7 +904,7 @@ impl Backend for CcBackend {
     }
 
     fn can_run(&self) -> bool {
-        true
+        !self.destroyed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Calls `symbol` as `void symbol(float* b0, ..., int s0, ...)` on the

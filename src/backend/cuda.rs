@@ -36,6 +36,26 @@
 //! uses. A loaded [`CudaProgram`] holds the device and its module, and every
 //! `cudarc` module holds its context by `Arc`, so a context is released only
 //! after the last module loaded into it.
+//!
+//! # Teardown
+//!
+//! Programs live in a per-device handle cache
+//! ([`KernelCache`], see
+//! [`Cuda::kernel_cache`]): compiling the same group, or loading the same
+//! bytes, twice in a process answers the same program (the same module). The
+//! cache listens for device destroys of `cuda` on the [`Hooks`] the backend
+//! was built with ([`Cuda::with_hooks`]; [`Cuda::new`] uses the process's).
+//! [`Backend::clear_cache`] clears it inside `around_clear`.
+//!
+//! [`Cuda::destroy_device`] notifies device-destroy listeners of
+//! `("cuda", ordinal)` first (evicting this device's modules here and the
+//! memo of the layers above), then lets go of the backend's stream and its
+//! reference to the primary context. Where a device is present, that is a
+//! real release: the stream is destroyed once no program uses it, each module
+//! is unloaded when its last holder drops it, and the primary context is
+//! released (`cuDevicePrimaryCtxRelease`) after the last module. Compile
+//! only, there are no driver handles: the destroy notifies and evicts. Either
+//! way the backend compiles and loads nothing afterwards.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString, OsStr};
@@ -47,8 +67,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use super::gpu;
+use super::gpu::{self, Lifecycle};
 use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
+use crate::cache::guarded::KernelCache;
+use crate::cache::hooks::{self, Hooks};
 
 const FAMILY: &str = "cuda";
 
@@ -665,9 +687,33 @@ impl CudaProgram {
         self.module.is_some()
     }
 
-    /// The kernels the program was compiled or loaded with.
+    /// The kernels the program was compiled with, or (for a program loaded
+    /// from bytes) first loaded with: a load of the same bytes answers the
+    /// program already loaded.
     pub fn symbols(&self) -> &[String] {
         &self.symbols
+    }
+
+    /// Checks the module has every kernel of `symbols` (compile only, there
+    /// is no module to ask).
+    fn check_symbols(&self, symbols: &[&str]) -> Result<(), BackendError> {
+        let Some(module) = &self.module else {
+            return Ok(());
+        };
+        for symbol in symbols {
+            if self.functions.contains_key(*symbol) {
+                continue;
+            }
+            let missing = || BackendError::MissingSymbol {
+                backend: FAMILY,
+                symbol: symbol.to_string(),
+            };
+            if !gpu::is_identifier(symbol) {
+                return Err(missing());
+            }
+            module.load_function(symbol).map_err(|_| missing())?;
+        }
+        Ok(())
     }
 }
 
@@ -686,10 +732,9 @@ impl std::fmt::Debug for CudaProgram {
 #[derive(Debug)]
 pub struct Cuda {
     nvrtc: Arc<Nvrtc>,
-    device: Option<Arc<CudaDevice>>,
+    lifecycle: Lifecycle<CudaDevice, CudaProgram>,
     /// Why there is no device, when there is none.
     no_device: Option<String>,
-    index: usize,
     arch: Arch,
     target: CudaTarget,
     identity: String,
@@ -742,8 +787,15 @@ impl Cuda {
     /// Loads NVRTC and, unless compile-only, opens the device. Without NVRTC
     /// this is [`BackendError::Unavailable`]; without a driver or a device
     /// the backend is compile only (see [`Cuda::no_device_reason`]). A
-    /// configured architecture NVRTC cannot compile for is refused.
+    /// configured architecture NVRTC cannot compile for is refused. The
+    /// handle cache listens to the process's hooks ([`hooks::global`]).
     pub fn new(config: &CudaConfig) -> Result<Self, BackendError> {
+        Self::with_hooks(config, hooks::global())
+    }
+
+    /// [`Cuda::new`], with the handle cache's device-destroy listener
+    /// registered on `hooks` (and teardown notifications sent there).
+    pub fn with_hooks(config: &CudaConfig, hooks: &Hooks) -> Result<Self, BackendError> {
         let nvrtc = nvrtc_for(config).map_err(unavailable)?;
         let (device, no_device) = if config.compile_only {
             (None, Some("configured compile only".to_string()))
@@ -786,18 +838,37 @@ impl Cuda {
         );
         Ok(Cuda {
             nvrtc,
-            device,
+            lifecycle: Lifecycle::new(FAMILY, config.device, device, hooks),
             no_device,
-            index: config.device,
             arch,
             target: config.target,
             identity,
         })
     }
 
-    /// The device programs are loaded into, where one is present.
-    pub fn device(&self) -> Option<&Arc<CudaDevice>> {
-        self.device.as_ref()
+    /// The device programs are loaded into, where one is present (and until
+    /// [`Cuda::destroy_device`]).
+    pub fn device(&self) -> Option<Arc<CudaDevice>> {
+        self.lifecycle.current()
+    }
+
+    /// The per-device handle cache of loaded programs (for inspection; the
+    /// backend fills and empties it). A compiled group's entry holds its
+    /// bytes; a loaded program's holds none.
+    pub fn kernel_cache(&self) -> &KernelCache<Compiled<CudaProgram>> {
+        self.lifecycle.kernels()
+    }
+
+    /// Tears the device down as the teardown contract asks: notifies
+    /// device-destroy listeners of `("cuda", ordinal)` first (this backend's
+    /// cache evicts the device's programs, the layers above forget theirs),
+    /// then lets go of the stream and the primary context, and only then
+    /// reports a listener failure ([`BackendError::Teardown`]). Programs
+    /// handed out stay usable and keep their module and context alive until
+    /// the last is dropped (see the module docs); the backend compiles and
+    /// loads nothing afterwards. Calling it again only notifies again.
+    pub fn destroy_device(&self) -> Result<(), BackendError> {
+        self.lifecycle.destroy_device()
     }
 
     /// Why the backend is compile only, when it is.
@@ -820,14 +891,14 @@ impl Cuda {
         &self.nvrtc.path
     }
 
-    /// Checks `binary` is what this backend's target produces, and loads it
-    /// where a device is present.
-    fn program(&self, binary: &[u8], symbols: Vec<String>) -> Result<CudaProgram, BackendError> {
+    /// Checks `binary` is what this backend's target produces, as a module
+    /// image (PTX with its NUL).
+    fn image(&self, binary: &[u8]) -> Result<Vec<u8>, BackendError> {
         let fail = |reason: String| BackendError::Load {
             backend: FAMILY,
             reason,
         };
-        let image = match self.target {
+        Ok(match self.target {
             CudaTarget::Cubin => {
                 if !binary.starts_with(b"\x7fELF") {
                     return Err(fail("not a cubin (no ELF header)".into()));
@@ -844,8 +915,21 @@ impl Cuda {
                 image.push(0);
                 image
             }
+        })
+    }
+
+    /// Loads a checked `image` into `device` where one is present.
+    fn program(
+        &self,
+        device: Option<Arc<CudaDevice>>,
+        image: Vec<u8>,
+        symbols: Vec<String>,
+    ) -> Result<CudaProgram, BackendError> {
+        let fail = |reason: String| BackendError::Load {
+            backend: FAMILY,
+            reason,
         };
-        let Some(device) = &self.device else {
+        let Some(device) = device else {
             return Ok(CudaProgram {
                 functions: HashMap::new(),
                 module: None,
@@ -875,7 +959,7 @@ impl Cuda {
         Ok(CudaProgram {
             functions,
             module: Some(module),
-            device: Some(device.clone()),
+            device: Some(device),
             symbols,
         })
     }
@@ -914,20 +998,34 @@ impl Backend for Cuda {
         };
         let mut options = vec![format!("--gpu-architecture={arch}")];
         options.extend(job.options.iter().cloned());
-        let binary = self
-            .nvrtc
-            .compile(&gpu::concatenate(job), &options, self.target)
-            .map_err(fail)?;
-        let program = self.program(&binary, gpu::kernel_names(job))?;
-        Ok(Compiled {
-            program: Arc::new(program),
-            binary,
+        let source = gpu::concatenate(job);
+        self.lifecycle.compile(job, &source, |device| {
+            let binary = self
+                .nvrtc
+                .compile(&source, &options, self.target)
+                .map_err(fail)?;
+            let image = self.image(&binary)?;
+            let program = self.program(device, image, gpu::kernel_names(job))?;
+            Ok(Compiled {
+                program: Arc::new(program),
+                binary,
+            })
         })
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<CudaProgram>, BackendError> {
-        let program = self.program(binary, symbols.iter().map(|s| s.to_string()).collect())?;
-        Ok(Arc::new(program))
+        let image = self.image(binary)?;
+        let program = self.lifecycle.load(binary, |device| {
+            let symbols = symbols.iter().map(|s| s.to_string()).collect();
+            Ok(Arc::new(self.program(device, image, symbols)?))
+        })?;
+        // A cached program was loaded for other symbols, perhaps.
+        program.check_symbols(symbols)?;
+        Ok(program)
+    }
+
+    fn clear_cache(&self) -> Result<(), BackendError> {
+        self.lifecycle.clear()
     }
 
     fn language(&self) -> Language {
@@ -935,11 +1033,11 @@ impl Backend for Cuda {
     }
 
     fn device_index(&self) -> usize {
-        self.index
+        self.lifecycle.index()
     }
 
     fn can_run(&self) -> bool {
-        self.device.is_some()
+        self.device().is_some()
     }
 
     fn launch(

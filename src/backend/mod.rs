@@ -175,8 +175,9 @@ pub enum BackendError {
         reason: String,
     },
     /// A teardown (cache clear, device destroy) completed, but releasing a
-    /// handle or telling a layer above failed.
-    #[error("{backend}: teardown: {source}")]
+    /// handle or telling a layer above failed; reported once the teardown
+    /// was done.
+    #[error("{backend}: teardown completed, but {source}")]
     Teardown {
         /// Backend family.
         backend: &'static str,

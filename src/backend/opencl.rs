@@ -29,6 +29,23 @@
 //! every [`OpenClProgram`] holds it by `Arc`, so a device's context is
 //! released only after the last program built in it (fields drop in
 //! declaration order: kernels, then the program, then the device).
+//!
+//! # Teardown
+//!
+//! Programs live in a per-device handle cache
+//! ([`KernelCache`], see
+//! [`OpenCl::kernel_cache`]): compiling the same group, or loading the same
+//! bytes, twice in a process answers the same program. The cache listens for
+//! device destroys of `opencl` on the [`Hooks`] the backend was built with
+//! ([`OpenCl::with_hooks`]; [`OpenCl::new`] uses the process's).
+//! [`Backend::clear_cache`] clears it inside `around_clear`.
+//!
+//! OpenCL has no device-destroy call of its own; [`OpenCl::destroy_device`]
+//! is kcache's: it notifies device-destroy listeners (evicting this device's
+//! programs here and the memo of the layers above), then the backend lets go
+//! of its device. The context and queue are released when the last program
+//! handed out is dropped; until then those programs stay usable. The backend
+//! compiles and loads nothing afterwards.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -45,8 +62,10 @@ use opencl3::platform::{get_platforms, Platform};
 use opencl3::program::Program;
 use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 
-use super::gpu;
+use super::gpu::{self, Lifecycle};
 use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
+use crate::cache::guarded::KernelCache;
+use crate::cache::hooks::{self, Hooks};
 
 const FAMILY: &str = "opencl";
 const MAGIC: &[u8; 8] = b"KCCLPROG";
@@ -177,7 +196,7 @@ impl std::fmt::Debug for OpenClProgram {
 /// The OpenCL backend, bound to one device.
 #[derive(Debug)]
 pub struct OpenCl {
-    device: Arc<OpenClDevice>,
+    lifecycle: Lifecycle<OpenClDevice, OpenClProgram>,
     identity: String,
 }
 
@@ -246,10 +265,17 @@ pub fn probe() -> BackendInfo {
 }
 
 impl OpenCl {
-    /// Opens the configured device: a context and an in-order queue on it.
-    /// Returns [`BackendError::Unavailable`] when there is no OpenCL runtime,
-    /// platform or such device.
+    /// Opens the configured device: a context and an in-order queue on it;
+    /// its handle cache listens to the process's hooks
+    /// ([`hooks::global`]). Returns [`BackendError::Unavailable`] when there
+    /// is no OpenCL runtime, platform or such device.
     pub fn new(config: &OpenClConfig) -> Result<Self, BackendError> {
+        Self::with_hooks(config, hooks::global())
+    }
+
+    /// [`OpenCl::new`], with the handle cache's device-destroy listener
+    /// registered on `hooks` (and teardown notifications sent there).
+    pub fn with_hooks(config: &OpenClConfig, hooks: &Hooks) -> Result<Self, BackendError> {
         let _serialized = device_state();
         let mut found = enumerate().map_err(unavailable)?;
         let count = found.len();
@@ -274,28 +300,48 @@ impl OpenCl {
             cl_device.version().unwrap_or_default(),
             cl_device.opencl_c_version().unwrap_or_default(),
         );
+        let device = Arc::new(OpenClDevice {
+            queue: ManuallyDrop::new(queue),
+            context: ManuallyDrop::new(context),
+            id,
+            index: config.device,
+            name,
+        });
         Ok(OpenCl {
-            device: Arc::new(OpenClDevice {
-                queue: ManuallyDrop::new(queue),
-                context: ManuallyDrop::new(context),
-                id,
-                index: config.device,
-                name,
-            }),
+            lifecycle: Lifecycle::new(FAMILY, config.device, Some(device), hooks),
             identity,
         })
     }
 
-    /// The device this backend compiles for.
-    pub fn device(&self) -> &Arc<OpenClDevice> {
-        &self.device
+    /// The device this backend compiles for; `None` once
+    /// [`OpenCl::destroy_device`] ran.
+    pub fn device(&self) -> Option<Arc<OpenClDevice>> {
+        self.lifecycle.current()
     }
 
-    fn build_log(&self, program: &Program) -> String {
-        program
-            .get_build_log(self.device.id)
-            .unwrap_or_else(|e| format!("(no build log: {e})"))
+    /// The per-device handle cache of loaded programs (for inspection; the
+    /// backend fills and empties it). A compiled group's entry holds its
+    /// bytes; a loaded program's holds none.
+    pub fn kernel_cache(&self) -> &KernelCache<Compiled<OpenClProgram>> {
+        self.lifecycle.kernels()
     }
+
+    /// Tears the device down as the teardown contract asks: notifies
+    /// device-destroy listeners of `("opencl", index)` first (this backend's
+    /// cache evicts the device's programs, the layers above forget theirs),
+    /// then lets go of the device, and only then reports a listener failure
+    /// ([`BackendError::Teardown`]). Programs handed out stay usable and keep
+    /// the context alive until the last is dropped; the backend compiles and
+    /// loads nothing afterwards. Calling it again only notifies again.
+    pub fn destroy_device(&self) -> Result<(), BackendError> {
+        self.lifecycle.destroy_device()
+    }
+}
+
+fn build_log(device: &OpenClDevice, program: &Program) -> String {
+    program
+        .get_build_log(device.id)
+        .unwrap_or_else(|e| format!("(no build log: {e})"))
 }
 
 impl Backend for OpenCl {
@@ -311,38 +357,9 @@ impl Backend for OpenCl {
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<OpenClProgram>, BackendError> {
         gpu::check_job(FAMILY, job)?;
-        let fail = gpu::compile_error(FAMILY, job);
         let source = gpu::concatenate(job);
-        let mut program = Program::create_from_source(&self.device.context, &source)
-            .map_err(|e| fail(format!("clCreateProgramWithSource: {e}")))?;
-        if let Err(e) = program.build(&[self.device.id], &job.options.join(" ")) {
-            let log = self.build_log(&program);
-            return Err(fail(if e == ClError(CL_BUILD_PROGRAM_FAILURE) {
-                log
-            } else {
-                format!("clBuildProgram: {e}\n{log}")
-            }));
-        }
-        let binary = program
-            .get_binaries()
-            .map_err(|e| fail(format!("cannot read the program binary: {e}")))?
-            .into_iter()
-            .next()
-            .filter(|b| !b.is_empty())
-            .ok_or_else(|| fail("the driver returned no program binary".into()))?;
-        let program = OpenClProgram::new(program, self.device.clone());
-        for kernel in job.kernels {
-            program.kernel(kernel.symbol).map_err(|_| {
-                fail(format!(
-                    "the program built but has no kernel `{}`; kernels: {}",
-                    kernel.symbol,
-                    program.program.kernel_names()
-                ))
-            })?;
-        }
-        Ok(Compiled {
-            program: Arc::new(program),
-            binary: gpu::seal(MAGIC, FORMAT_VERSION, &binary),
+        self.lifecycle.compile(job, &source, |device| {
+            compile_on(&gpu::opened(FAMILY, device)?, job, &source)
         })
     }
 
@@ -351,26 +368,22 @@ impl Backend for OpenCl {
             backend: FAMILY,
             reason,
         };
-        let binary = gpu::unseal(MAGIC, FORMAT_VERSION, binary).map_err(fail)?;
-        if binary.is_empty() {
+        let payload = gpu::unseal(MAGIC, FORMAT_VERSION, binary).map_err(fail)?;
+        if payload.is_empty() {
             return Err(fail("empty program binary".into()));
         }
-        // SAFETY: the device belongs to the context.
-        let mut program = unsafe {
-            Program::create_from_binary(&self.device.context, &[self.device.id], &[binary])
-        }
-        .map_err(|e| fail(format!("clCreateProgramWithBinary: {e}")))?;
-        if let Err(e) = program.build(&[self.device.id], "") {
-            return Err(fail(format!(
-                "clBuildProgram from the binary: {e}\n{}",
-                self.build_log(&program)
-            )));
-        }
-        let program = OpenClProgram::new(program, self.device.clone());
+        let program = self.lifecycle.load(binary, |device| {
+            load_on(&gpu::opened(FAMILY, device)?, payload)
+        })?;
+        // A cached program was loaded for other symbols, perhaps.
         for symbol in symbols {
             program.kernel(symbol)?;
         }
-        Ok(Arc::new(program))
+        Ok(program)
+    }
+
+    fn clear_cache(&self) -> Result<(), BackendError> {
+        self.lifecycle.clear()
     }
 
     fn language(&self) -> Language {
@@ -378,11 +391,11 @@ impl Backend for OpenCl {
     }
 
     fn device_index(&self) -> usize {
-        self.device.index
+        self.lifecycle.index()
     }
 
     fn can_run(&self) -> bool {
-        true
+        self.device().is_some()
     }
 
     fn launch(
@@ -477,4 +490,63 @@ impl Backend for OpenCl {
         }
         Ok(())
     }
+}
+
+/// Builds a group's program from source on `device`.
+fn compile_on(
+    device: &Arc<OpenClDevice>,
+    job: &CompileJob<'_>,
+    source: &str,
+) -> Result<Compiled<OpenClProgram>, BackendError> {
+    let fail = gpu::compile_error(FAMILY, job);
+    let mut program = Program::create_from_source(&device.context, source)
+        .map_err(|e| fail(format!("clCreateProgramWithSource: {e}")))?;
+    if let Err(e) = program.build(&[device.id], &job.options.join(" ")) {
+        let log = build_log(device, &program);
+        return Err(fail(if e == ClError(CL_BUILD_PROGRAM_FAILURE) {
+            log
+        } else {
+            format!("clBuildProgram: {e}\n{log}")
+        }));
+    }
+    let binary = program
+        .get_binaries()
+        .map_err(|e| fail(format!("cannot read the program binary: {e}")))?
+        .into_iter()
+        .next()
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| fail("the driver returned no program binary".into()))?;
+    let program = OpenClProgram::new(program, device.clone());
+    for kernel in job.kernels {
+        program.kernel(kernel.symbol).map_err(|_| {
+            fail(format!(
+                "the program built but has no kernel `{}`; kernels: {}",
+                kernel.symbol,
+                program.program.kernel_names()
+            ))
+        })?;
+    }
+    Ok(Compiled {
+        program: Arc::new(program),
+        binary: gpu::seal(MAGIC, FORMAT_VERSION, &binary),
+    })
+}
+
+/// Rebuilds a program from its (unsealed) driver binary on `device`.
+fn load_on(device: &Arc<OpenClDevice>, binary: &[u8]) -> Result<Arc<OpenClProgram>, BackendError> {
+    let fail = |reason: String| BackendError::Load {
+        backend: FAMILY,
+        reason,
+    };
+    // SAFETY: the device belongs to the context.
+    let mut program =
+        unsafe { Program::create_from_binary(&device.context, &[device.id], &[binary]) }
+            .map_err(|e| fail(format!("clCreateProgramWithBinary: {e}")))?;
+    if let Err(e) = program.build(&[device.id], "") {
+        return Err(fail(format!(
+            "clBuildProgram from the binary: {e}\n{}",
+            build_log(device, &program)
+        )));
+    }
+    Ok(Arc::new(OpenClProgram::new(program, device.clone())))
 }

@@ -56,6 +56,25 @@
 //! [`VulkanProgram`] holds it by `Arc` and destroys its pipelines, layouts,
 //! shader modules and pipeline cache in its own `drop`, so the device is
 //! destroyed only after the last program built on it.
+//!
+//! # Teardown
+//!
+//! Programs live in a per-device handle cache
+//! ([`KernelCache`], see
+//! [`Vulkan::kernel_cache`]): compiling the same group, or loading the same
+//! bytes, twice in a process answers the same program (the same pipelines).
+//! The cache listens for device destroys of `vulkan` on the [`Hooks`] the
+//! backend was built with ([`Vulkan::with_hooks`]; [`Vulkan::new`] uses the
+//! process's). [`Backend::clear_cache`] clears it inside `around_clear`.
+//!
+//! [`Vulkan::destroy_device`] notifies device-destroy listeners of
+//! `("vulkan", index)` first (evicting this device's programs here and the
+//! memo of the layers above), then the backend lets go of its device. The
+//! logical device and the instance are destroyed (`vkDeviceWaitIdle`,
+//! `vkDestroyDevice`, `vkDestroyInstance`) when the last program handed out is
+//! dropped, each program having destroyed its own pipelines first; until then
+//! those programs stay usable. The backend compiles and loads nothing
+//! afterwards.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -65,8 +84,10 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 
-use super::gpu;
+use super::gpu::{self, Lifecycle};
 use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
+use crate::cache::guarded::KernelCache;
+use crate::cache::hooks::{self, Hooks};
 
 const FAMILY: &str = "vulkan";
 
@@ -1280,7 +1301,7 @@ fn run(device: &VulkanDevice, kernel: &Kernel, launch: &mut Launch) -> Result<()
 /// The Vulkan backend, bound to one device.
 #[derive(Debug)]
 pub struct Vulkan {
-    device: Arc<VulkanDevice>,
+    lifecycle: Lifecycle<VulkanDevice, VulkanProgram>,
     tools: Tools,
     identity: String,
 }
@@ -1341,8 +1362,15 @@ pub fn probe() -> BackendInfo {
 impl Vulkan {
     /// Finds glslang (and spirv-val) and opens the configured device.
     /// Returns [`BackendError::Unavailable`] without a loader, a device or
-    /// glslang.
+    /// glslang. The handle cache listens to the process's hooks
+    /// ([`hooks::global`]).
     pub fn new(config: &VulkanConfig) -> Result<Self, BackendError> {
+        Self::with_hooks(config, hooks::global())
+    }
+
+    /// [`Vulkan::new`], with the handle cache's device-destroy listener
+    /// registered on `hooks` (and teardown notifications sent there).
+    pub fn with_hooks(config: &VulkanConfig, hooks: &Hooks) -> Result<Self, BackendError> {
         let tools = Tools::find(config).map_err(unavailable)?;
         let device = open_device(config.device).map_err(unavailable)?;
         let identity = format!(
@@ -1357,36 +1385,44 @@ impl Vulkan {
                 .collect::<String>()
         );
         Ok(Vulkan {
-            device: Arc::new(device),
+            lifecycle: Lifecycle::new(FAMILY, config.device, Some(Arc::new(device)), hooks),
             tools,
             identity,
         })
     }
 
-    /// The device this backend compiles for.
-    pub fn device(&self) -> &Arc<VulkanDevice> {
-        &self.device
+    /// The device this backend compiles for; `None` once
+    /// [`Vulkan::destroy_device`] ran.
+    pub fn device(&self) -> Option<Arc<VulkanDevice>> {
+        self.lifecycle.current()
     }
 
-    /// Whether compiled SPIR-V goes through `spirv-val`.
-    pub fn validates_with_spirv_val(&self) -> bool {
-        self.tools.spirv_val.is_some()
-    }
-}
-
-impl Backend for Vulkan {
-    type Program = VulkanProgram;
-
-    fn family(&self) -> &'static str {
-        FAMILY
+    /// The per-device handle cache of loaded programs (for inspection; the
+    /// backend fills and empties it). A compiled group's entry holds its
+    /// bytes; a loaded program's holds none.
+    pub fn kernel_cache(&self) -> &KernelCache<Compiled<VulkanProgram>> {
+        self.lifecycle.kernels()
     }
 
-    fn identity(&self) -> &str {
-        &self.identity
+    /// Tears the device down as the teardown contract asks: notifies
+    /// device-destroy listeners of `("vulkan", index)` first (this backend's
+    /// cache evicts the device's programs, the layers above forget theirs),
+    /// then lets go of the device, and only then reports a listener failure
+    /// ([`BackendError::Teardown`]). Programs handed out stay usable and keep
+    /// the device alive until the last is dropped (see the module docs); the
+    /// backend compiles and loads nothing afterwards. Calling it again only
+    /// notifies again.
+    pub fn destroy_device(&self) -> Result<(), BackendError> {
+        self.lifecycle.destroy_device()
     }
 
-    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<VulkanProgram>, BackendError> {
-        gpu::check_job(FAMILY, job)?;
+    /// Compiles a checked group's kernels to SPIR-V (one glslang process per
+    /// kernel, all at once) and builds their pipelines on `device`.
+    fn compile_on(
+        &self,
+        device: &Arc<VulkanDevice>,
+        job: &CompileJob<'_>,
+    ) -> Result<Compiled<VulkanProgram>, BackendError> {
         let fail = gpu::compile_error(FAMILY, job);
         let named_env = check_options(job.options).map_err(fail)?;
         let options_name_env = named_env.is_some();
@@ -1397,7 +1433,6 @@ impl Backend for Vulkan {
             .prefix("kcache-glslang-")
             .tempdir()
             .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
-        // One glslang process per kernel, all at once.
         let results: Vec<Result<Vec<u8>, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = job
                 .kernels
@@ -1436,7 +1471,7 @@ impl Backend for Vulkan {
         if !logs.is_empty() {
             return Err(fail(logs.join("\n")));
         }
-        let program = VulkanProgram::build(&self.device, &kernels, &[]).map_err(fail)?;
+        let program = VulkanProgram::build(device, &kernels, &[]).map_err(fail)?;
         let binary = Container {
             pipeline_cache: program.cache_data(),
             kernels,
@@ -1445,6 +1480,33 @@ impl Backend for Vulkan {
         Ok(Compiled {
             program: Arc::new(program),
             binary,
+        })
+    }
+
+    /// Whether compiled SPIR-V goes through `spirv-val`.
+    pub fn validates_with_spirv_val(&self) -> bool {
+        self.tools.spirv_val.is_some()
+    }
+}
+
+impl Backend for Vulkan {
+    type Program = VulkanProgram;
+
+    fn family(&self) -> &'static str {
+        FAMILY
+    }
+
+    fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<VulkanProgram>, BackendError> {
+        gpu::check_job(FAMILY, job)?;
+        // glslang compiles each kernel on its own; the concatenation is the
+        // group's source only for its key.
+        let source = gpu::concatenate(job);
+        self.lifecycle.compile(job, &source, |device| {
+            self.compile_on(&gpu::opened(FAMILY, device)?, job)
         })
     }
 
@@ -1463,10 +1525,19 @@ impl Backend for Vulkan {
                 symbol: missing.to_string(),
             });
         }
-        let program =
-            VulkanProgram::build(&self.device, &container.kernels, &container.pipeline_cache)
-                .map_err(fail)?;
-        Ok(Arc::new(program))
+        self.lifecycle.load(binary, |device| {
+            VulkanProgram::build(
+                &gpu::opened(FAMILY, device)?,
+                &container.kernels,
+                &container.pipeline_cache,
+            )
+            .map(Arc::new)
+            .map_err(fail)
+        })
+    }
+
+    fn clear_cache(&self) -> Result<(), BackendError> {
+        self.lifecycle.clear()
     }
 
     fn language(&self) -> Language {
@@ -1474,11 +1545,11 @@ impl Backend for Vulkan {
     }
 
     fn device_index(&self) -> usize {
-        self.device.index
+        self.lifecycle.index()
     }
 
     fn can_run(&self) -> bool {
-        true
+        self.device().is_some()
     }
 
     fn launch(
