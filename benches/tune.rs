@@ -208,6 +208,9 @@ fn main() {
     std::env::set_var("POCL_KERNEL_CACHE", "0");
     std::env::set_var("MESA_SHADER_CACHE_DISABLE", "true");
     let mut c = Criterion::default().configure_from_args();
+    bench_backend(&mut c, "cc", |hooks| {
+        kcache::backend::cc::CcBackend::builder().hooks(hooks).build()
+    });
     bench_backend(&mut c, "opencl", |hooks| {
         OpenCl::with_hooks(&OpenClConfig::default(), hooks)
     });

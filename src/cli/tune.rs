@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use kcache::backend::Backend;
 use kcache::tune::render::{search_space, Problem};
-use kcache::tune::{tune, Report, TuneOptions};
+use kcache::tune::{compile_time_per_kernel, tune, Report, TuneOptions};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -159,11 +159,19 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
             "programs    compiled {}  loaded {}\n",
             c.programs_compiled, c.programs_loaded
         ));
-        s.push_str(&format!(
-            "compile     spent {:.2} s  saved ~{:.2} s (reused and stored kernels at this search's mean compile time)\n",
-            c.compile_time.as_secs_f64(),
-            r.compile_time_saved().as_secs_f64()
-        ));
+        match compile_time_per_kernel(reports) {
+            Some(per) => s.push_str(&format!(
+                "compile     spent {:.2} s  saved ~{:.2} s ({} kernels not compiled, at {:.0} ms each)\n",
+                c.compile_time.as_secs_f64(),
+                r.compile_time_saved(per).as_secs_f64(),
+                c.kernels_reused + c.kernels_stored,
+                per.as_secs_f64() * 1e3
+            )),
+            None => s.push_str(&format!(
+                "compile     spent 0 s: none of the {} kernels compiled\n",
+                c.kernels_requested
+            )),
+        }
         s.push_str(&format!("wall        {:.2} s\n", r.wall.as_secs_f64()));
     }
     s
@@ -187,7 +195,8 @@ fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Valu
         "kernels_stored": sum(|r| r.census.kernels_stored),
         "programs_loaded": sum(|r| r.census.programs_loaded),
         "compile_seconds": reports.iter().map(|r| r.census.compile_time.as_secs_f64()).sum::<f64>(),
-        "compile_saved_seconds": reports.iter().map(|r| r.compile_time_saved().as_secs_f64()).sum::<f64>(),
+        "compile_saved_seconds": compile_time_per_kernel(reports)
+            .map(|per| reports.iter().map(|r| r.compile_time_saved(per).as_secs_f64()).sum::<f64>()),
         "wall_seconds": reports.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>(),
         "best": best.map(|b| serde_json::json!({
             "config": b.config,

@@ -78,16 +78,19 @@ pub struct Report {
     pub wall: Duration,
 }
 
+/// The mean compile time per compiled kernel over `reports`, if any
+/// compiled: the price of a kernel that did not have to compile.
+pub fn compile_time_per_kernel(reports: &[Report]) -> Option<Duration> {
+    let compiled: u64 = reports.iter().map(|r| r.census.kernels_compiled).sum();
+    let time: Duration = reports.iter().map(|r| r.census.compile_time).sum();
+    (compiled > 0).then(|| time / compiled as u32)
+}
+
 impl Report {
-    /// Compile time the reused and stored kernels did not cost, estimated at
-    /// the search's own mean compile time per compiled kernel.
-    pub fn compile_time_saved(&self) -> Duration {
-        let c = &self.census;
-        if c.kernels_compiled == 0 {
-            return Duration::ZERO;
-        }
-        let per_kernel = c.compile_time.as_secs_f64() / c.kernels_compiled as f64;
-        Duration::from_secs_f64(per_kernel * (c.kernels_reused + c.kernels_stored) as f64)
+    /// Compile time the reused and stored kernels did not cost, at
+    /// `per_kernel` each ([`compile_time_per_kernel`]).
+    pub fn compile_time_saved(&self, per_kernel: Duration) -> Duration {
+        per_kernel * (self.census.kernels_reused + self.census.kernels_stored) as u32
     }
 }
 
