@@ -209,7 +209,9 @@ fn main() {
     std::env::set_var("MESA_SHADER_CACHE_DISABLE", "true");
     let mut c = Criterion::default().configure_from_args();
     bench_backend(&mut c, "cc", |hooks| {
-        kcache::backend::cc::CcBackend::builder().hooks(hooks).build()
+        kcache::backend::cc::CcBackend::builder()
+            .hooks(hooks)
+            .build()
     });
     bench_backend(&mut c, "opencl", |hooks| {
         OpenCl::with_hooks(&OpenClConfig::default(), hooks)

@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod bytes;
 pub mod cache;
 pub mod canon;
 pub mod key;

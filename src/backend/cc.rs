@@ -81,7 +81,7 @@ use crate::cache::hooks::{self, Hooks};
 use crate::key::{Digest, PartsHasher, Source};
 
 mod compiler;
-mod includes;
+pub(crate) mod includes;
 mod options;
 mod program;
 
@@ -357,15 +357,20 @@ fn refused(r: options::Refusal) -> BackendError {
     }
 }
 
-fn scan_error(e: includes::ScanError) -> BackendError {
+pub(crate) fn scan_error(e: includes::ScanError) -> BackendError {
+    scan_error_for(FAMILY, e)
+}
+
+/// A scan's refusal or read failure, as `backend`'s error.
+pub(crate) fn scan_error_for(backend: &'static str, e: includes::ScanError) -> BackendError {
     match e {
         includes::ScanError::Refused { input, reason } => BackendError::Refused {
-            backend: FAMILY,
+            backend,
             input,
             reason,
         },
         includes::ScanError::Io { path, source } => BackendError::Io {
-            backend: FAMILY,
+            backend,
             path,
             source,
         },

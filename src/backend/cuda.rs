@@ -974,6 +974,14 @@ fn sets_arch(option: &str) -> bool {
 }
 
 impl Backend for Cuda {
+    fn key_extras(
+        &self,
+        kernel: &super::KernelSource<'_>,
+        options: &[String],
+    ) -> Result<Vec<crate::key::Digest>, BackendError> {
+        gpu::include_extras(FAMILY, kernel, options)
+    }
+
     type Program = CudaProgram;
 
     fn family(&self) -> &'static str {

@@ -345,6 +345,14 @@ fn build_log(device: &OpenClDevice, program: &Program) -> String {
 }
 
 impl Backend for OpenCl {
+    fn key_extras(
+        &self,
+        kernel: &super::KernelSource<'_>,
+        options: &[String],
+    ) -> Result<Vec<crate::key::Digest>, BackendError> {
+        gpu::include_extras(FAMILY, kernel, options)
+    }
+
     type Program = OpenClProgram;
 
     fn family(&self) -> &'static str {

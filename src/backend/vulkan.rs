@@ -1490,6 +1490,14 @@ impl Vulkan {
 }
 
 impl Backend for Vulkan {
+    fn key_extras(
+        &self,
+        kernel: &super::KernelSource<'_>,
+        options: &[String],
+    ) -> Result<Vec<crate::key::Digest>, BackendError> {
+        gpu::include_extras(FAMILY, kernel, options)
+    }
+
     type Program = VulkanProgram;
 
     fn family(&self) -> &'static str {

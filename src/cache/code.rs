@@ -61,33 +61,16 @@ impl std::fmt::Debug for Capacity {
     }
 }
 
-/// `KCACHE_CODE_CACHE_BYTES` as a byte count (a plain number, or with a
-/// `K`, `M` or `G` suffix for KiB, MiB, GiB); [`DEFAULT_CAPACITY`] when unset
-/// or unreadable (with a warning).
+/// `KCACHE_CODE_CACHE_BYTES` as a byte count ([`crate::bytes::parse_byte_size`]);
+/// [`DEFAULT_CAPACITY`] when unset or unreadable (with a warning).
 pub fn capacity_from_env() -> u64 {
     match std::env::var(CAPACITY_ENV) {
-        Ok(v) => parse_bytes(&v).unwrap_or_else(|| {
+        Ok(v) => crate::bytes::parse_byte_size(&v).unwrap_or_else(|_| {
             tracing::warn!("{CAPACITY_ENV}={v:?} is not a byte count; using the default");
             DEFAULT_CAPACITY
         }),
         Err(_) => DEFAULT_CAPACITY,
     }
-}
-
-/// Parses `1234`, `64K`, `256M`, `2G` (binary units; `KiB`/`MiB`/`GiB` too).
-pub fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, unit) = s.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift)
 }
 
 /// Counters a code cache keeps.
@@ -502,16 +485,5 @@ mod tests {
         assert_eq!(c.find(&1), None);
         assert!(c.publish_if_generation(c.generation(), [(1, "a")], 1));
         assert_eq!(c.find(&1), Some("a"));
-    }
-
-    #[test]
-    fn byte_counts_parse_with_units() {
-        assert_eq!(parse_bytes("1234"), Some(1234));
-        assert_eq!(parse_bytes("64K"), Some(64 << 10));
-        assert_eq!(parse_bytes("256MiB"), Some(256 << 20));
-        assert_eq!(parse_bytes(" 2g "), Some(2 << 30));
-        assert_eq!(parse_bytes("x"), None);
-        assert_eq!(parse_bytes("1T"), None);
-        assert_eq!(parse_bytes(""), None);
     }
 }

@@ -79,7 +79,7 @@ enum CacheCommand {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    kcache::store::config::parse_byte_size(s)
+    kcache::bytes::parse_byte_size(s)
 }
 
 pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {

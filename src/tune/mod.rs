@@ -1,5 +1,5 @@
 //! The built-in autotuning search: candidates of a kernel family (see
-//! [`render`]) are rendered, resolved through the cache a batch at a time,
+//! [`render`](mod@render)) are rendered, resolved through the cache a batch at a time,
 //! run on real data, checked against a reference, and timed.
 //!
 //! Like a real search, most candidates change only some segments, so even one

@@ -625,6 +625,39 @@ impl Scanner<'_> {
 /// Digests of every file the compile of `texts` (labelled, in translation-unit
 /// order) reads under `flags`, in a deterministic order: the `-imacros` and
 /// `-include` files first, then each text's references, depth first.
+/// [`extras`] for a compiler that searches only `dirs` (its `-I` options)
+/// and the directory it runs in, and has headers of its own that no
+/// directory holds (NVRTC's, a GPU driver's): a header found nowhere is
+/// digested as absent rather than refused, since it is either one of those,
+/// covered by the compiler's identity, or a compile that fails; and should a
+/// file of that name appear in a searched directory, the key changes.
+pub(crate) fn extras_in_dirs(
+    dirs: &[PathBuf],
+    cwd: &Path,
+    texts: &[(&str, &[u8])],
+) -> Result<Vec<Digest>, ScanError> {
+    let flags = Flags {
+        bracket: dirs.to_vec(),
+        nostdinc: true,
+        ..Flags::default()
+    };
+    let search = Search::new(&flags, cwd, &[]);
+    let mut s = Scanner {
+        search: &search,
+        out: Vec::new(),
+        seen: HashSet::new(),
+    };
+    for (label, text) in texts {
+        let origin = Origin {
+            dir: None,
+            pos: None,
+            label: (*label).to_string(),
+        };
+        s.scan(text, &origin, 0, true)?;
+    }
+    Ok(s.out)
+}
+
 pub(crate) fn extras(
     search: &Search,
     flags: &Flags,
