@@ -378,3 +378,117 @@ fn cache_subcommands_work_on_what_compile_stored() {
         0
     );
 }
+
+/// Whether CI asked for `backend` (then a missing library fails the test).
+fn required(backend: &str) -> bool {
+    std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == backend))
+}
+
+/// Whether `kcache backends` says `backend` is available here.
+fn available(dir: &Path, backend: &str) -> bool {
+    let all = json(&kcache(dir, &["backends", "--json"]));
+    let info = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["backend"] == backend)
+        .unwrap()
+        .clone();
+    let ok = info["available"] == true;
+    assert!(
+        ok || !required(backend),
+        "{backend} is required here: {info}"
+    );
+    if !ok {
+        eprintln!("skipped: {backend}: {}", info["reason"]);
+    }
+    ok
+}
+
+#[test]
+fn tune_runs_on_every_backend_available_here() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["opencl", "vulkan", "cuda"] {
+        if !available(dir.path(), backend) {
+            continue;
+        }
+        let store = dir.path().join(backend);
+        let mut args = vec![
+            "tune",
+            "--json",
+            "--backend",
+            backend,
+            "--candidates",
+            "4",
+            "--reps",
+            "1",
+            "--size",
+            "8x16x8",
+        ];
+        // Without a GPU, CUDA compiles every candidate and runs none.
+        let compile_only = backend == "cuda" && !gpu_present();
+        if compile_only {
+            args.push("--compile-only");
+        }
+        let out = json(&kcache(&store, &args));
+        assert!(
+            out["kernels_compiled"].as_u64().unwrap() > 0,
+            "{backend}: {out}"
+        );
+        if compile_only {
+            assert!(out["best"].is_null(), "{backend}: nothing ran: {out}");
+        } else {
+            assert!(
+                out["best"]["max_error"].as_f64().unwrap() < 1e-4,
+                "{backend}: {out}"
+            );
+        }
+        let warm = json(&kcache(&store, &args));
+        assert_eq!(
+            warm["kernels_compiled"], 0,
+            "{backend}: the store answers a new process: {warm}"
+        );
+    }
+}
+
+fn gpu_present() -> bool {
+    std::path::Path::new("/dev/nvidiactl").exists()
+}
+
+#[test]
+fn cuda_without_a_gpu_needs_compile_only() {
+    let dir = tempfile::tempdir().unwrap();
+    if gpu_present() || !available(dir.path(), "cuda") {
+        return;
+    }
+    let out = kcache(
+        dir.path(),
+        &["tune", "--backend", "cuda", "--candidates", "1"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--compile-only"));
+}
+
+#[test]
+fn compile_works_with_the_opencl_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    if !available(dir.path(), "opencl") {
+        return;
+    }
+    let file = dir.path().join("scale.cl");
+    std::fs::write(&file, "__kernel void scale(__global float* n1_x, int n) { int i1 = get_global_id(0); if (i1 < n) n1_x[i1] *= 2.0f; }\n").unwrap();
+    let out = json(&kcache(
+        &dir.path().join("store"),
+        &[
+            "compile",
+            "--json",
+            "--backend",
+            "opencl",
+            "--bound",
+            "n1_x",
+            file.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(out["kernels"][0]["outcome"], "compiled");
+    assert_eq!(out["kernels"][0]["symbol"], "scale");
+}

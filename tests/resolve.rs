@@ -753,3 +753,74 @@ fn a_stored_program_that_fails_to_load_is_compiled_instead() {
     assert_eq!(out[0].outcome, Outcome::Compiled);
     assert_eq!(fresh.compiles.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_compile_spanning_its_devices_destroy_is_not_published() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    // The device goes while the compile runs (as a backend's destroy path
+    // notifies before it releases anything).
+    let h = hooks.clone();
+    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+        h.notify_device_destroy("test", 0).unwrap();
+    }) as CompileHook));
+    let out = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
+    assert!(
+        out[0].program.has("a"),
+        "the answer stays valid: the program is reference counted"
+    );
+    assert_eq!(
+        r.cache_stats().entries,
+        0,
+        "nothing published over the destroy"
+    );
+    // A foreign device's destroy mid-compile does not stop the publish.
+    let h = hooks.clone();
+    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+        h.notify_device_destroy("test", 1).unwrap();
+        h.notify_device_destroy("other", 0).unwrap();
+    }) as CompileHook));
+    r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
+    assert_eq!(r.cache_stats().entries, 1);
+}
+
+/// Collects what `tracing` writes, for the "say so once" check.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_store_is_reported_once_and_every_failure_counted() {
+    let log = Log::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let hooks = Hooks::new();
+    let rec = Arc::new(Recorder::default());
+    let broken = Arc::new(Broken::default());
+    let r = resolver(&rec, &hooks).with_store(Some(broken as Arc<dyn Store>));
+    tracing::subscriber::with_default(subscriber, || {
+        for j in 0..3 {
+            r.resolve(&[kernel(&format!("k{j}"), "= 1", 1)]).unwrap();
+        }
+    });
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    assert_eq!(text.matches("compiling without it").count(), 1, "{text}");
+    assert!(
+        r.store_errors() >= 6,
+        "a get and a put per compile: {}",
+        r.store_errors()
+    );
+}
