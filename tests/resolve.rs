@@ -52,6 +52,13 @@ struct Recorder {
 }
 
 impl Recorder {
+    /// Runs `f` inside every compile from now on.
+    fn on_compile(&self, f: impl Fn() + Send + Sync + 'static) {
+        *self.on_compile.lock().unwrap() = Some(Arc::new(
+            Box::new(move |_: &CompileJob<'_>| f()) as CompileHook
+        ));
+    }
+
     fn compiled_symbols(&self) -> Vec<String> {
         self.compiles
             .lock()
@@ -433,9 +440,9 @@ fn split_compiles_really_run_at_once() {
     let b = Arc::clone(&barrier);
     // Each of the three compiles waits for the other two: only concurrent
     // compiles get past the barrier.
-    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+    rec.on_compile(move || {
         b.wait();
-    }) as CompileHook));
+    });
     let hooks = Hooks::new();
     let r = resolver(&rec, &hooks)
         .with_split(Some(Split::new(3)))
@@ -536,9 +543,9 @@ fn a_clear_empties_the_code_cache_and_a_compile_spanning_it_is_not_published() {
     assert_eq!(r.cache_stats().entries, 0);
     // Now a clear lands in the middle of a compile (as a backend's around_clear would).
     let h = hooks.clone();
-    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+    rec.on_compile(move || {
         h.notify_clear_all().unwrap();
-    }) as CompileHook));
+    });
     let out = r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
     assert_eq!(out[0].outcome, Outcome::Compiled);
     assert!(
@@ -550,7 +557,7 @@ fn a_clear_empties_the_code_cache_and_a_compile_spanning_it_is_not_published() {
         0,
         "nothing published over the clear"
     );
-    *rec.on_compile.lock().unwrap() = None;
+    *rec.on_compile.lock().unwrap() = None; // compile plainly again
     r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
     assert_eq!(rec.compiled_symbols(), ["a", "b", "b"]);
 }
@@ -762,9 +769,9 @@ fn a_compile_spanning_its_devices_destroy_is_not_published() {
     // The device goes while the compile runs (as a backend's destroy path
     // notifies before it releases anything).
     let h = hooks.clone();
-    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+    rec.on_compile(move || {
         h.notify_device_destroy("test", 0).unwrap();
-    }) as CompileHook));
+    });
     let out = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
     assert!(
         out[0].program.has("a"),
@@ -777,10 +784,10 @@ fn a_compile_spanning_its_devices_destroy_is_not_published() {
     );
     // A foreign device's destroy mid-compile does not stop the publish.
     let h = hooks.clone();
-    *rec.on_compile.lock().unwrap() = Some(Arc::new(Box::new(move |_: &CompileJob<'_>| {
+    rec.on_compile(move || {
         h.notify_device_destroy("test", 1).unwrap();
         h.notify_device_destroy("other", 0).unwrap();
-    }) as CompileHook));
+    });
     r.resolve(&[kernel("b", "= 2", 1)]).unwrap();
     assert_eq!(r.cache_stats().entries, 1);
 }
