@@ -32,6 +32,27 @@
 //!   each, compiling one representative per distinct key.
 //! * [`backend`] is the trait a compiler implements, one file per compiler.
 //! * [`tune`] is the built-in autotuning search that drives all of the above.
+//! * [`bytes`] reads byte sizes (`2G`, `512MiB`) for every size setting.
+//!
+//! A minimal use, with the system C compiler:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kcache::backend::cc::CcBackend;
+//! use kcache::resolve::{Kernel, Resolver};
+//!
+//! let resolver = Resolver::new(Arc::new(CcBackend::new()?));
+//! let kernel = Kernel::new("scale__seg0", "void scale__seg0(float* n1_x, int n) {\n  for (int i7 = 0; i7 < n; i7++) n1_x[i7] *= 2.0f;\n}\n")
+//!     .bound(["n1_x"]);
+//! let answer = &resolver.resolve(&[kernel])?[0];
+//! // Another candidate's rendering (other counters, another segment index) hits.
+//! let again = Kernel::new("scale__seg3", "void scale__seg3(float* n4_x, int n) {\n  for (int i2 = 0; i2 < n; i2++) n4_x[i2] *= 2.0f;\n}\n")
+//!     .bound(["n4_x"]);
+//! let hit = &resolver.resolve(&[again])?[0];
+//! assert!(Arc::ptr_eq(&answer.program, &hit.program));
+//! assert_eq!(&*hit.symbol, "scale__seg0"); // the symbol it was compiled under
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod backend;

@@ -17,10 +17,14 @@
 //! that also stands after a member operator somewhere in the kernel is kept
 //! everywhere: it may name a struct member or namespace the kernel declares,
 //! and renaming the declaration but not the access would let a kernel that
-//! does not compile share a key with one that does. Comments are renamed like code. If `bound`
-//! meets `free`, or holds a reserved name (`__x`, `_X`) or a keyword, no bound
-//! name and no name derived from one is renamed (symbols and scope locals
-//! still are), and [`Canonical::reason`] says why.
+//! does not compile share a key with one that does.
+//!
+//! Comments are renamed like code. If `bound` meets `free`, or holds a
+//! reserved name (`__x`, `_X`) or a keyword, no bound name and no name derived
+//! from one is renamed (symbols and scope locals still are), and
+//! [`Canonical::reason`] says why. Keywords are never renamed; a bound keyword
+//! refuses bound renaming because the kernel's other uses of it would be the
+//! keyword.
 //!
 //! # Why this is sound
 //!
