@@ -669,17 +669,23 @@ fn a_fresh_resolver_gets_a_stored_program_without_compiling() {
 fn a_changed_kernel_misses_the_store() {
     let hooks = Hooks::new();
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
-    let rec = Arc::new(Recorder::default());
-    resolver(&rec, &hooks)
-        .with_store(Some(Arc::clone(&store)))
-        .resolve(&[kernel("a", "= 1", 1)])
-        .unwrap();
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
     let fresh = Arc::new(Recorder::default());
     let out = resolver(&fresh, &hooks)
         .with_store(Some(store))
         .resolve(&[kernel("a", "= 2", 1)])
         .unwrap();
     assert_eq!(out[0].outcome, Outcome::Compiled);
+}
+
+/// Compiles `k` with a resolver of its own over `store`, as an earlier
+/// process would have.
+fn compile_into(store: &Arc<dyn Store>, hooks: &Hooks, k: Kernel) {
+    let rec = Arc::new(Recorder::default());
+    resolver(&rec, hooks)
+        .with_store(Some(Arc::clone(store)))
+        .resolve(&[k])
+        .unwrap();
 }
 
 /// A store whose every operation fails, as a full or read-only disk would.
@@ -743,11 +749,7 @@ fn a_store_error_never_fails_a_compile() {
 fn a_stored_program_that_fails_to_load_is_compiled_instead() {
     let hooks = Hooks::new();
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
-    let rec = Arc::new(Recorder::default());
-    resolver(&rec, &hooks)
-        .with_store(Some(Arc::clone(&store)))
-        .resolve(&[kernel("a", "= 1", 1)])
-        .unwrap();
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
     // Damage every stored program (the store's checksum is over the damaged bytes).
     for e in store.list().unwrap() {
         if e.key.starts_with(b"kcache/program/") {

@@ -74,7 +74,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::backend::{
-    Backend, BackendError, BackendInfo, CompileJob, Compiled, KernelSource, Language, Launch,
+    Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, Language,
+    Launch,
 };
 use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
 use crate::cache::hooks::{self, Hooks};
@@ -304,48 +305,6 @@ impl std::fmt::Debug for CcBackend {
             .field("work_dir", &self.work.path())
             .field("handles", &self.kernels.cache().len())
             .finish()
-    }
-}
-
-/// Errors a handle-cache build can end in.
-enum BuildError {
-    Backend(BackendError),
-    Guarded(GuardedError),
-}
-
-impl From<GuardedError> for BuildError {
-    fn from(e: GuardedError) -> Self {
-        BuildError::Guarded(e)
-    }
-}
-
-impl From<BackendError> for BuildError {
-    fn from(e: BackendError) -> Self {
-        BuildError::Backend(e)
-    }
-}
-
-impl From<BuildError> for BackendError {
-    fn from(e: BuildError) -> Self {
-        match e {
-            BuildError::Backend(e) => e,
-            BuildError::Guarded(GuardedError::DeviceDestroyedDuringBuild { .. }) => {
-                BackendError::Invalidated {
-                    backend: FAMILY,
-                    reason: "the host device was destroyed while the program was built".into(),
-                }
-            }
-            BuildError::Guarded(GuardedError::ClearedDuringBuild { .. }) => {
-                BackendError::Invalidated {
-                    backend: FAMILY,
-                    reason: "the handle cache was cleared while the program was built".into(),
-                }
-            }
-            BuildError::Guarded(source) => BackendError::Teardown {
-                backend: FAMILY,
-                source,
-            },
-        }
     }
 }
 
@@ -833,8 +792,11 @@ impl Backend for CcBackend {
         let tu = render(&self.prelude, job.kernels);
         let build = || self.build(job, &tu, &symbols).map_err(BuildError::from);
         let program = match self.group_key(job, &flags, &tu, &symbols) {
-            Some(key) => self.kernels.find_or_build(key, HOST, build)?,
-            None => Arc::new(build()?),
+            Some(key) => self
+                .kernels
+                .find_or_build(key, HOST, build)
+                .map_err(|e| e.into_backend(FAMILY))?,
+            None => Arc::new(build().map_err(|e| e.into_backend(FAMILY))?),
         };
         Ok(Compiled {
             binary: program.binary().to_vec(),
@@ -860,15 +822,18 @@ impl Backend for CcBackend {
             &Source::from(digest.as_bytes().to_vec()),
             &[] as &[(&str, &str)],
         );
-        let program = self.kernels.find_or_build(key, HOST, || {
-            self.install(binary.to_vec(), *digest, symbols, |reason| {
-                BackendError::Load {
-                    backend: FAMILY,
-                    reason,
-                }
+        let program = self
+            .kernels
+            .find_or_build(key, HOST, || {
+                self.install(binary.to_vec(), *digest, symbols, |reason| {
+                    BackendError::Load {
+                        backend: FAMILY,
+                        reason,
+                    }
+                })
+                .map_err(BuildError::Backend)
             })
-            .map_err(BuildError::Backend)
-        })?;
+            .map_err(|e| e.into_backend(FAMILY))?;
         // A cached program was loaded for other symbols, maybe.
         if let Some(missing) = symbols.iter().find(|s| !program.contains(s)) {
             return Err(BackendError::MissingSymbol {

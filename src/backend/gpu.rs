@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use super::{BackendError, BackendInfo, CompileJob, Compiled, Launch};
+use super::{BackendError, BackendInfo, BuildError, CompileJob, Compiled, Launch};
 use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
 use crate::cache::hooks::Hooks;
 use crate::key::Source;
@@ -264,37 +264,6 @@ pub(crate) fn opened<D>(
     device: Option<Arc<D>>,
 ) -> Result<Arc<D>, BackendError> {
     device.ok_or_else(|| unavailable(family, "the backend holds no device"))
-}
-
-/// A build's failure: the backend's own, or the guarded cache rejecting the
-/// value because a teardown intervened.
-enum BuildError {
-    Backend(BackendError),
-    Guarded(GuardedError),
-}
-
-impl From<GuardedError> for BuildError {
-    fn from(e: GuardedError) -> Self {
-        BuildError::Guarded(e)
-    }
-}
-
-impl From<BackendError> for BuildError {
-    fn from(e: BackendError) -> Self {
-        BuildError::Backend(e)
-    }
-}
-
-impl BuildError {
-    fn into_backend(self, family: &'static str) -> BackendError {
-        match self {
-            BuildError::Backend(e) => e,
-            BuildError::Guarded(e) => BackendError::Invalidated {
-                backend: family,
-                reason: e.to_string(),
-            },
-        }
-    }
 }
 
 /// Where a backend's device stands.

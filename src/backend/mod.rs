@@ -196,6 +196,49 @@ pub enum BackendError {
     },
 }
 
+/// How a build through a backend's handle cache can fail: the backend's own
+/// error, or the guarded cache turning the value away because a teardown
+/// intervened. Shared by every backend, so they report teardowns alike.
+pub(crate) enum BuildError {
+    Backend(BackendError),
+    Guarded(crate::cache::guarded::GuardedError),
+}
+
+impl From<crate::cache::guarded::GuardedError> for BuildError {
+    fn from(e: crate::cache::guarded::GuardedError) -> Self {
+        BuildError::Guarded(e)
+    }
+}
+
+impl From<BackendError> for BuildError {
+    fn from(e: BackendError) -> Self {
+        BuildError::Backend(e)
+    }
+}
+
+impl BuildError {
+    /// As `family`'s error: a build a device destroy or a clear overtook is
+    /// [`BackendError::Invalidated`]; any other guarded-cache failure (a
+    /// destroy hook or a listener) is [`BackendError::Teardown`].
+    pub(crate) fn into_backend(self, family: &'static str) -> BackendError {
+        use crate::cache::guarded::GuardedError;
+        match self {
+            BuildError::Backend(e) => e,
+            BuildError::Guarded(
+                e @ (GuardedError::DeviceDestroyedDuringBuild { .. }
+                | GuardedError::ClearedDuringBuild { .. }),
+            ) => BackendError::Invalidated {
+                backend: family,
+                reason: e.to_string(),
+            },
+            BuildError::Guarded(source) => BackendError::Teardown {
+                backend: family,
+                source,
+            },
+        }
+    }
+}
+
 /// A compiler kcache can drive.
 pub trait Backend: Send + Sync {
     /// A loaded program: what a kernel is looked up in and launched from.
