@@ -74,8 +74,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::backend::{
-    Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, Language,
-    Launch,
+    Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
+    Language, Launch,
 };
 use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
 use crate::cache::hooks::{self, Hooks};
@@ -861,16 +861,20 @@ impl Backend for CcBackend {
         &self,
         kernel: &KernelSource<'_>,
         options: &[String],
-    ) -> Result<Vec<Digest>, BackendError> {
+    ) -> Result<KeyExtras, BackendError> {
         let flags = self.parse_flags(options)?;
         let label = format!("kernel `{}`", kernel.symbol);
-        self.extras(
+        let digests = self.extras(
             &flags,
             &[
                 (PRELUDE_LABEL, self.prelude.as_bytes()),
                 (&label, kernel.text.as_bytes()),
             ],
-        )
+        )?;
+        Ok(KeyExtras {
+            digests,
+            ..KeyExtras::default()
+        })
     }
 
     fn can_run(&self) -> bool {

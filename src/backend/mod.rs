@@ -56,6 +56,22 @@ impl<P> fmt::Debug for Compiled<P> {
     }
 }
 
+/// What a kernel's compile reads besides its text, for its key: everything
+/// [`Backend::key_extras`] found that can change what the compile produces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyExtras {
+    /// Digests of the files the compile reads (headers, forced includes,
+    /// link inputs), each over its path and contents, in a deterministic order.
+    pub digests: Vec<crate::key::Digest>,
+    /// Names that are macros where the kernel is compiled: predefined by the
+    /// compiler, defined by an option (`-D`, `-imacros`, a forced include) or
+    /// by a header the compile reads. They are never renamed.
+    pub macros: Arc<crate::canon::MacroNames>,
+    /// Set when the compile's result cannot be keyed at all (a header uses
+    /// `__TIME__`): the kernel is compiled every time and never published.
+    pub uncacheable: Option<String>,
+}
+
 /// The language a backend compiles, so a renderer knows what to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Language {
@@ -298,14 +314,23 @@ pub trait Backend: Send + Sync {
         true
     }
 
-    /// Digests of the files a kernel's compile reads besides its text (quoted
-    /// includes), in a deterministic order; an error refuses to key it.
+    /// What a kernel's compile reads besides its text, as its key needs it
+    /// (see [`KeyExtras`]); an error refuses to key it.
     fn key_extras(
         &self,
         _kernel: &KernelSource<'_>,
         _options: &[String],
-    ) -> Result<Vec<crate::key::Digest>, BackendError> {
-        Ok(Vec::new())
+    ) -> Result<KeyExtras, BackendError> {
+        Ok(KeyExtras::default())
+    }
+
+    /// Whether [`Backend::compile`] compiles each kernel of a group on its
+    /// own (its own translation unit, nothing shared but the options), so
+    /// that no kernel of a group can change what another compiles to. When
+    /// false, the resolver groups only kernels a lexical check proves
+    /// isolated from each other, and compiles the rest alone.
+    fn isolates_kernels(&self) -> bool {
+        false
     }
 
     /// Whether [`Backend::launch`] can run kernels on this machine.

@@ -349,8 +349,11 @@ impl Backend for OpenCl {
         &self,
         kernel: &super::KernelSource<'_>,
         options: &[String],
-    ) -> Result<Vec<crate::key::Digest>, BackendError> {
-        gpu::include_extras(FAMILY, kernel, options)
+    ) -> Result<super::KeyExtras, BackendError> {
+        Ok(super::KeyExtras {
+            digests: gpu::include_extras(FAMILY, kernel, options)?,
+            ..Default::default()
+        })
     }
 
     type Program = OpenClProgram;

@@ -1494,14 +1494,22 @@ impl Backend for Vulkan {
         &self,
         kernel: &super::KernelSource<'_>,
         options: &[String],
-    ) -> Result<Vec<crate::key::Digest>, BackendError> {
-        gpu::include_extras(FAMILY, kernel, options)
+    ) -> Result<super::KeyExtras, BackendError> {
+        Ok(super::KeyExtras {
+            digests: gpu::include_extras(FAMILY, kernel, options)?,
+            ..Default::default()
+        })
     }
 
     type Program = VulkanProgram;
 
     fn family(&self) -> &'static str {
         FAMILY
+    }
+
+    /// glslang compiles each kernel of a group as a shader of its own.
+    fn isolates_kernels(&self) -> bool {
+        true
     }
 
     fn identity(&self) -> &str {

@@ -148,6 +148,8 @@ pub struct Renamer {
     symbols: bool,
     scope_locals: bool,
     reason: Option<String>,
+    /// Macro names where the kernel is compiled: never renamed.
+    macros: Option<std::sync::Arc<super::MacroNames>>,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -205,7 +207,14 @@ impl Renamer {
             symbols: options.symbols,
             scope_locals: options.scope_locals,
             reason,
+            macros: None,
         }
+    }
+
+    /// Keeps every name in `macros` as written (see [`super::MacroNames`]).
+    pub fn with_macros(mut self, macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self.macros = (!macros.is_empty()).then_some(macros);
+        self
     }
 
     /// The canonical form of `text`.
@@ -279,7 +288,10 @@ impl Renamer {
     /// What happens to a name at a renamable position.
     fn decide(&self, name: &[u8]) -> Decision {
         let class = self.classes.get(name).copied();
-        if class == Some(Class::Never) || is_keyword(name) {
+        if class == Some(Class::Never)
+            || is_keyword(name)
+            || self.macros.as_ref().is_some_and(|m| m.contains(name))
+        {
             return Decision::Keep;
         }
         if self.kernel_name.as_deref() == Some(name) {

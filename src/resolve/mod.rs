@@ -329,19 +329,20 @@ impl<B: Backend + 'static> Resolver<B> {
 
     /// The program key of `kernel` (see the module docs).
     pub fn key(&self, kernel: &Kernel) -> Result<Digest, ResolveError> {
-        let renamer = Renamer::new(&kernel.canon);
-        let canonical = renamer.canonical_text(kernel.text.as_bytes());
         let source = KernelSource {
             symbol: &kernel.symbol,
             text: &kernel.text,
         };
-        let extra = self
+        let extras = self
             .backend
             .key_extras(&source, &kernel.options)
             .map_err(|source| ResolveError::Key {
                 symbol: kernel.symbol.clone(),
                 source,
             })?;
+        let renamer = Renamer::new(&kernel.canon).with_macros(extras.macros);
+        let canonical = renamer.canonical_text(kernel.text.as_bytes());
+        let extra = extras.digests;
         let token = renamer.kernel_token().map(String::from_utf8_lossy);
         Ok(program_key(&ProgramKeyInput {
             backend: self.backend.family(),
