@@ -37,6 +37,7 @@ impl Backend for Recorder {
                 job.kernels.iter().map(|k| k.symbol.to_string()).collect(),
             )),
             binary: vec![0; 10],
+            uncacheable: None,
         })
     }
 

@@ -120,6 +120,7 @@ impl Backend for Test {
                 options: job.options.to_vec(),
             }),
             binary: encode(job),
+            uncacheable: None,
         })
     }
 

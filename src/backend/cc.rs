@@ -801,6 +801,7 @@ impl Backend for CcBackend {
         Ok(Compiled {
             binary: program.binary().to_vec(),
             program,
+            uncacheable: None,
         })
     }
 

@@ -1020,6 +1020,7 @@ impl Backend for Cuda {
             Ok(Compiled {
                 program: Arc::new(program),
                 binary,
+                uncacheable: None,
             })
         })
     }

@@ -359,6 +359,7 @@ where
         Ok(Compiled {
             program: Arc::clone(&cached.program),
             binary: cached.binary.clone(),
+            uncacheable: None,
         })
     }
 
@@ -376,6 +377,7 @@ where
                 Ok(Compiled {
                     program: build(self.for_build()?)?,
                     binary: Vec::new(),
+                    uncacheable: None,
                 })
             })
             .map_err(|e| e.into_backend(self.family))?;
@@ -636,6 +638,7 @@ mod tests {
             Ok(Compiled {
                 program: Arc::new(Program { device, n }),
                 binary: vec![n as u8],
+                uncacheable: None,
             })
         }
     }

@@ -46,6 +46,11 @@ pub struct Compiled<P> {
     /// The program's bytes, as [`Backend::load`] takes them back; its length
     /// is the weight the code cache charges for the program.
     pub binary: Vec<u8>,
+    /// Set when the compile read something its key did not cover (the
+    /// compiler's own report of the files it read names one the key did not
+    /// digest): the program answers this compile but is never published or
+    /// stored.
+    pub uncacheable: Option<String>,
 }
 
 impl<P> fmt::Debug for Compiled<P> {
@@ -67,6 +72,11 @@ pub struct KeyExtras {
     /// compiler, defined by an option (`-D`, `-imacros`, a forced include) or
     /// by a header the compile reads. They are never renamed.
     pub macros: Arc<crate::canon::MacroNames>,
+    /// Macro names whose expansion depends on where, or in which function,
+    /// they are expanded (their bodies use `__LINE__`, `__FILE__`,
+    /// `__func__`, ...; `assert` is one): a kernel that uses one is keyed on
+    /// its raw text and its full name.
+    pub position_macros: Arc<crate::canon::MacroNames>,
     /// Set when the compile's result cannot be keyed at all (a header uses
     /// `__TIME__`): the kernel is compiled every time and never published.
     pub uncacheable: Option<String>,

@@ -540,6 +540,7 @@ fn compile_on(
     Ok(Compiled {
         program: Arc::new(program),
         binary: gpu::seal(MAGIC, FORMAT_VERSION, &binary),
+        uncacheable: None,
     })
 }
 

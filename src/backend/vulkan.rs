@@ -1480,6 +1480,7 @@ impl Vulkan {
         Ok(Compiled {
             program: Arc::new(program),
             binary,
+            uncacheable: None,
         })
     }
 

@@ -211,6 +211,13 @@ impl Renamer {
         }
     }
 
+    /// Macro names whose expansion depends on position or the enclosing
+    /// function (see [`crate::backend::KeyExtras::position_macros`]).
+    /// Not yet consulted: the raw-text rule that uses them is to come.
+    pub fn with_position_macros(self, _macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self
+    }
+
     /// Keeps every name in `macros` as written (see [`super::MacroNames`]).
     pub fn with_macros(mut self, macros: std::sync::Arc<super::MacroNames>) -> Renamer {
         self.macros = (!macros.is_empty()).then_some(macros);

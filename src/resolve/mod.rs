@@ -340,7 +340,9 @@ impl<B: Backend + 'static> Resolver<B> {
                 symbol: kernel.symbol.clone(),
                 source,
             })?;
-        let renamer = Renamer::new(&kernel.canon).with_macros(extras.macros);
+        let renamer = Renamer::new(&kernel.canon)
+            .with_macros(extras.macros)
+            .with_position_macros(extras.position_macros);
         let canonical = renamer.canonical_text(kernel.text.as_bytes());
         let extra = extras.digests;
         let token = renamer.kernel_token().map(String::from_utf8_lossy);
