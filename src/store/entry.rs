@@ -8,6 +8,11 @@ pub(crate) const MAGIC: &[u8; 8] = b"kcache\x01\n";
 /// Bytes before the key.
 pub(crate) const HEADER_LEN: usize = 56;
 
+/// The largest entry a store reads or keeps (key, value and framing): no
+/// compiled program comes near it, and a header promising more (a damaged or
+/// planted, possibly sparse, file) is refused before anything is read.
+pub const MAX_ENTRY_BYTES: u64 = 512 << 20;
+
 /// The digest that names a key's file.
 pub(crate) fn name_digest(key: &[u8]) -> Digest {
     digest_parts_raw([b"kcache-store-entry".as_slice(), key])
@@ -53,6 +58,7 @@ pub(crate) enum Damage {
     LengthMismatch { expected: u64, actual: u64 },
     KeyMismatch,
     ChecksumMismatch,
+    TooLarge { len: u64, max: u64 },
 }
 
 impl std::fmt::Display for Damage {
@@ -68,6 +74,10 @@ impl std::fmt::Display for Damage {
             ),
             Damage::KeyMismatch => f.write_str("stored key does not match the entry's name"),
             Damage::ChecksumMismatch => f.write_str("payload checksum mismatch"),
+            Damage::TooLarge { len, max } => write!(
+                f,
+                "{len} bytes, more than any entry this store keeps ({max} bytes); not read"
+            ),
         }
     }
 }

@@ -105,6 +105,18 @@ enum Removal {
     Replaced(u64),
 }
 
+/// What a scan of the entries found.
+#[derive(Debug, Default)]
+struct Scan {
+    /// The entry files.
+    found: Vec<Found>,
+    /// Their total size.
+    total: u64,
+    /// What is not an entry file where one could be: symlinks, directories,
+    /// FIFOs, sockets, devices (and shards that are not directories).
+    strays: Vec<PathBuf>,
+}
+
 /// An entry file found by a scan.
 #[derive(Debug)]
 struct Found {
@@ -126,6 +138,23 @@ enum Outcome {
 
 fn not_found(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound
+}
+
+/// Whether an error says something other than an entry file (or a shard
+/// directory) is in the way: a symlink (never followed), a directory, a
+/// socket, a file where the shard directory should be.
+fn in_the_way(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ELOOP
+                | libc::ENOTDIR
+                | libc::EISDIR
+                | libc::ENOTEMPTY
+                | libc::EEXIST
+                | libc::ENXIO
+        )
+    )
 }
 
 impl FileStore {
@@ -220,9 +249,17 @@ impl FileStore {
             if !stale {
                 continue;
             }
-            match io.remove_file(&p) {
+            // A directory here was moved out of an entry's place; it goes
+            // once empty (nothing below the root is removed recursively).
+            let removed = if m.is_dir() {
+                io.remove_dir(&p)
+            } else {
+                io.remove_file(&p)
+            };
+            match removed {
                 Ok(()) => swept += 1,
                 Err(e) if not_found(&e) => {}
+                Err(_) if m.is_dir() => {}
                 Err(e) => return Err(StoreError::io("remove stale temp file", p, e)),
             }
         }
@@ -281,13 +318,22 @@ impl FileStore {
             io.sync_file(&file)
                 .map_err(|e| StoreError::io("sync", &tmp, e))?;
             drop(file);
-            let replaced = io.metadata(path).map(|m| m.len()).unwrap_or(0);
+            let replaced = match io.metadata(path) {
+                Ok(m) if m.is_file() => m.len(),
+                _ => 0,
+            };
             let shard = path.parent().expect("entry paths have a shard directory");
-            let mut made_shard = false;
+            let (mut made_shard, mut cleared) = (false, false);
             loop {
                 match io.rename(&tmp, path) {
                     Ok(()) => break,
                     Err(e) if not_found(&e) && !made_shard => {
+                        made_shard = true;
+                        ensure_dir(io, shard)?;
+                    }
+                    Err(e) if in_the_way(&e) && !cleared => {
+                        cleared = true;
+                        self.remove_stray(path);
                         made_shard = true;
                         ensure_dir(io, shard)?;
                     }
@@ -328,21 +374,25 @@ impl FileStore {
         }
     }
 
-    /// Every entry file, and their total size.
-    fn scan(&self) -> Result<(Vec<Found>, u64), StoreError> {
+    /// Every entry file, their total size, and what else is there.
+    fn scan(&self) -> Result<Scan, StoreError> {
         let io = &*self.opts.io;
         let shards = match io.read_dir(&self.entries) {
             Ok(n) => n,
-            Err(e) if not_found(&e) => return Ok((Vec::new(), 0)),
+            Err(e) if not_found(&e) => return Ok(Scan::default()),
             Err(e) => return Err(StoreError::io("list", &self.entries, e)),
         };
-        let mut found = Vec::new();
-        let mut total = 0u64;
+        let mut scan = Scan::default();
         for shard in shards {
             let dir = self.entries.join(&shard);
             let names = match io.read_dir(&dir) {
                 Ok(n) => n,
-                Err(e) if not_found(&e) || e.raw_os_error() == Some(libc::ENOTDIR) => continue,
+                Err(e) if not_found(&e) => continue,
+                // Not a directory (a symlink is never followed).
+                Err(e) if in_the_way(&e) => {
+                    scan.strays.push(dir);
+                    continue;
+                }
                 Err(e) => return Err(StoreError::io("list", dir, e)),
             };
             for name in names {
@@ -353,17 +403,63 @@ impl FileStore {
                     Err(e) => return Err(StoreError::io("stat", path, e)),
                 };
                 if !m.file_type().is_file() {
+                    scan.strays.push(path);
                     continue;
                 }
-                total += m.len();
-                found.push(Found {
+                scan.total += m.len();
+                scan.found.push(Found {
                     path,
                     snap: Snapshot::of(&m),
                     atime: (m.atime(), m.atime_nsec()),
                 });
             }
         }
-        Ok((found, total))
+        Ok(scan)
+    }
+
+    /// Removes what is in the way at an entry's path or its shard's: a
+    /// symlink (itself, never what it points to), a FIFO, a socket, a device,
+    /// a file where the shard directory should be, an empty directory (one
+    /// that is not empty is moved into `tmp/`, and swept once emptied).
+    /// Counted as corrupt and warned about once: it is gone afterwards.
+    /// Returns what it was.
+    fn remove_stray(&self, path: &Path) -> Option<&'static str> {
+        let io = &*self.opts.io;
+        let shard = path.parent()?;
+        let target =
+            if shard != self.entries.as_path() && io.metadata(shard).is_ok_and(|m| !m.is_dir()) {
+                shard
+            } else {
+                path
+            };
+        let m = io.metadata(target).ok()?;
+        let ft = m.file_type();
+        if ft.is_file() && target == path {
+            return None;
+        }
+        let what = stray_kind(&m);
+        let r = if ft.is_dir() {
+            io.remove_dir(target)
+                .or_else(|_| io.rename(target, &self.temp_path("stray")))
+        } else {
+            io.remove_file(target)
+        };
+        Counters::bump(&self.counters.corrupt);
+        match r {
+            Ok(()) => tracing::warn!(path = %target.display(), what,
+                "kcache store: removed what is not an entry file"),
+            Err(e) => {
+                Counters::bump(&self.counters.errors);
+                tracing::warn!(path = %target.display(), what, error = %e,
+                    "kcache store: could not remove what is not an entry file");
+            }
+        }
+        Some(what)
+    }
+
+    /// The largest entry file this store reads.
+    fn max_entry_len(&self) -> u64 {
+        self.opts.max_bytes.min(entry::MAX_ENTRY_BYTES)
     }
 
     /// Removes the file at `path` only if it is still the one `snap`
@@ -439,7 +535,11 @@ impl FileStore {
             tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
         }
         let before = self.state.read();
-        let (mut found, mut total) = self.scan()?;
+        let Scan {
+            mut found,
+            mut total,
+            ..
+        } = self.scan()?;
         let mut report = PruneReport::default();
         if total > max_bytes {
             found.sort_by(|a, b| a.atime.cmp(&b.atime).then_with(|| a.path.cmp(&b.path)));
@@ -529,7 +629,10 @@ impl FileStore {
                 payload: Vec::new(),
             });
         }
-        let mut payload = Vec::with_capacity(h.payload_len as usize);
+        let mut payload = Vec::new();
+        payload
+            .try_reserve_exact(h.payload_len as usize)
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
         r.take(h.payload_len).read_to_end(&mut payload)?;
         if payload.len() as u64 != h.payload_len {
             // The file shrank under us: someone truncated it in place.
@@ -582,11 +685,32 @@ impl FileStore {
                 Counters::bump(&self.counters.misses);
                 return Ok(None);
             }
+            Err(e) if in_the_way(&e) => {
+                Counters::bump(&self.counters.misses);
+                self.remove_stray(&path);
+                return Ok(None);
+            }
             Err(e) => return Err(StoreError::io("open", path, e)),
         };
         let meta = file
             .metadata()
             .map_err(|e| StoreError::io("stat", &path, e))?;
+        if !meta.file_type().is_file() {
+            drop(file);
+            Counters::bump(&self.counters.misses);
+            self.remove_stray(&path);
+            return Ok(None);
+        }
+        if meta.len() > self.max_entry_len() {
+            drop(file);
+            Counters::bump(&self.counters.misses);
+            let d = Damage::TooLarge {
+                len: meta.len(),
+                max: self.max_entry_len(),
+            };
+            self.drop_corrupt(&path, &Snapshot::of(&meta), &d);
+            return Ok(None);
+        }
         let named = |k: &[u8]| Self::named_for(&path, k);
         let read = Self::read_entry(&file, meta.len(), Some(key), &named, true)
             .map_err(|e| StoreError::io("read", &path, e))?;
@@ -619,7 +743,7 @@ impl FileStore {
         }
         let path = self.entry_path(key);
         let cost = Self::entry_cost(key.len(), value.len());
-        if cost > self.opts.max_bytes {
+        if cost > self.max_entry_len() {
             tracing::debug!(key = %key_to_hex(key), cost, "kcache store: entry larger than the cap, not kept");
             self.remove_inner(key)?;
             return Ok(());
@@ -641,9 +765,14 @@ impl FileStore {
         let io = &*self.opts.io;
         let path = self.entry_path(key);
         let size = match io.metadata(&path) {
-            Ok(m) => m.len(),
+            Ok(m) if m.is_file() => m.len(),
             Err(e) if not_found(&e) => return Ok(false),
-            Err(e) => return Err(StoreError::io("stat", path, e)),
+            Err(e) if !in_the_way(&e) => return Err(StoreError::io("stat", path, e)),
+            // Not an entry: removed, and no entry was there.
+            _ => {
+                self.remove_stray(&path);
+                return Ok(false);
+            }
         };
         match io.remove_file(&path) {
             Ok(()) => {
@@ -657,7 +786,10 @@ impl FileStore {
 
     fn clear_inner(&self) -> Result<(), StoreError> {
         let _one = self.evicting.lock().unwrap_or_else(|p| p.into_inner());
-        let (found, _) = self.scan()?;
+        let Scan { found, strays, .. } = self.scan()?;
+        for stray in &strays {
+            self.remove_stray(stray);
+        }
         let mut kept = 0;
         for f in &found {
             if let Removal::Replaced(size) = self.guarded_remove(&f.path, &f.snap)? {
@@ -673,8 +805,18 @@ impl FileStore {
 
     fn verify_inner(&self) -> Result<VerifyReport, StoreError> {
         let io = &*self.opts.io;
-        let (found, _) = self.scan()?;
+        let Scan { found, strays, .. } = self.scan()?;
         let mut report = VerifyReport::default();
+        for stray in &strays {
+            report.checked += 1;
+            if let Some(what) = self.remove_stray(stray) {
+                report.corrupt.push(CorruptEntry {
+                    location: stray.display().to_string(),
+                    key: None,
+                    reason: format!("{what} where an entry file should be (removed)"),
+                });
+            }
+        }
         for f in &found {
             let file = match io.open_read(&f.path) {
                 Ok(file) => file,
@@ -684,9 +826,19 @@ impl FileStore {
             let meta = file
                 .metadata()
                 .map_err(|e| StoreError::io("stat", &f.path, e))?;
-            let named = |k: &[u8]| Self::named_for(&f.path, k);
-            let read = Self::read_entry(&file, meta.len(), None, &named, true)
-                .map_err(|e| StoreError::io("read", &f.path, e))?;
+            let read = if !meta.file_type().is_file() {
+                // Replaced since the scan: the next verify looks at it.
+                continue;
+            } else if meta.len() > self.max_entry_len() {
+                Outcome::Damaged(Damage::TooLarge {
+                    len: meta.len(),
+                    max: self.max_entry_len(),
+                })
+            } else {
+                let named = |k: &[u8]| Self::named_for(&f.path, k);
+                Self::read_entry(&file, meta.len(), None, &named, true)
+                    .map_err(|e| StoreError::io("read", &f.path, e))?
+            };
             report.checked += 1;
             if let Outcome::Damaged(d) = read {
                 let key = Self::stored_key(&file, meta.len());
@@ -719,7 +871,7 @@ impl FileStore {
 
     fn list_inner(&self) -> Result<Vec<EntryInfo>, StoreError> {
         let io = &*self.opts.io;
-        let (found, _) = self.scan()?;
+        let found = self.scan()?.found;
         let mut out = Vec::with_capacity(found.len());
         for f in &found {
             let file = match io.open_read(&f.path) {
@@ -730,6 +882,9 @@ impl FileStore {
             let meta = file
                 .metadata()
                 .map_err(|e| StoreError::io("stat", &f.path, e))?;
+            if !meta.file_type().is_file() || meta.len() > self.max_entry_len() {
+                continue;
+            }
             let named = |k: &[u8]| Self::named_for(&f.path, k);
             match Self::read_entry(&file, meta.len(), None, &named, false) {
                 Ok(Outcome::Entry { key, .. }) => out.push(EntryInfo {
@@ -748,16 +903,35 @@ impl FileStore {
     }
 
     fn stats_inner(&self) -> Result<StoreStats, StoreError> {
-        let (found, bytes) = self.scan()?;
+        let scan = self.scan()?;
         self.flush_counters();
         let rec = self.state.read();
         let mut s = StoreStats {
-            entries: found.len() as u64,
-            bytes,
+            entries: scan.found.len() as u64,
+            bytes: scan.total,
             ..StoreStats::default()
         };
         rec.counters.add_to(&mut s);
         Ok(s)
+    }
+}
+
+/// What a non-entry file is, for warnings and `verify`.
+fn stray_kind(m: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = m.file_type();
+    if ft.is_symlink() {
+        "a symlink"
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else {
+        "a file"
     }
 }
 
@@ -802,7 +976,7 @@ impl Store for FileStore {
     }
 
     fn len(&self) -> Result<usize, StoreError> {
-        self.counters.count(self.scan().map(|(f, _)| f.len()))
+        self.counters.count(self.scan().map(|s| s.found.len()))
     }
 
     fn describe(&self) -> String {
@@ -818,7 +992,7 @@ impl Store for FileStore {
     }
 
     fn size_bytes(&self) -> Result<u64, StoreError> {
-        self.counters.count(self.scan().map(|(_, total)| total))
+        self.counters.count(self.scan().map(|s| s.total))
     }
 
     fn list(&self) -> Result<Vec<EntryInfo>, StoreError> {

@@ -8,17 +8,20 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::fs::{self, File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::nofollow;
+
 /// The filesystem calls of the file store. Paths are absolute.
 pub trait FsIo: Send + Sync + fmt::Debug {
-    /// Opens an entry for reading without following a symlink and, where the
+    /// Opens an entry for reading without following a symlink in any
+    /// component, without blocking (a FIFO planted at an entry path opens at
+    /// once; the store then sees it is not a regular file) and, where the
     /// system allows, without updating its access time (the store stamps
     /// access times itself, and `verify` or `ls` must not reorder the LRU).
     fn open_read(&self, path: &Path) -> io::Result<File> {
@@ -30,14 +33,10 @@ pub trait FsIo: Send + Sync + fmt::Debug {
         futimens_atime(file, atime)
     }
 
-    /// Creates a new file at `path` for writing, failing if it exists; mode
-    /// 0600.
+    /// Creates a new file at `path` for writing, failing if anything exists
+    /// there; mode exactly 0600, whatever the umask.
     fn create_new(&self, path: &Path) -> io::Result<File> {
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
+        nofollow::create_new(path, 0o600)
     }
 
     /// Writes all of `buf` to `file`.
@@ -52,39 +51,43 @@ pub trait FsIo: Send + Sync + fmt::Debug {
 
     /// Renames `from` to `to`, replacing `to` atomically.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        fs::rename(from, to)
+        nofollow::rename(from, to)
     }
 
     /// Links `to` to the file at `from`, failing if `to` exists.
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        fs::hard_link(from, to)
+        nofollow::hard_link(from, to)
     }
 
-    /// Unlinks a file.
+    /// Unlinks a file (a symlink itself, never what it points to).
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        fs::remove_file(path)
+        nofollow::remove_file(path)
     }
 
-    /// The metadata of `path` itself (symlinks are not followed).
+    /// Removes an empty directory.
+    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        nofollow::remove_dir(path)
+    }
+
+    /// The metadata of `path` itself (symlinks are not followed, in any
+    /// component).
     fn metadata(&self, path: &Path) -> io::Result<Metadata> {
-        fs::symlink_metadata(path)
+        nofollow::metadata(path)
     }
 
-    /// The names in a directory.
+    /// The names in a directory (never one reached through a symlink).
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        fs::read_dir(path)?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect()
+        nofollow::read_dir(path)
     }
 
-    /// Creates one directory, mode 0700.
+    /// Creates one directory, mode exactly 0700.
     fn create_dir(&self, path: &Path) -> io::Result<()> {
-        fs::DirBuilder::new().mode(0o700).create(path)
+        nofollow::create_dir(path, 0o700)
     }
 
     /// Flushes a directory's entries (a rename into it) to stable storage.
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        File::open(path)?.sync_all()
+        nofollow::sync_dir(path)
     }
 }
 
@@ -104,22 +107,16 @@ const O_NOATIME: i32 = libc::O_NOATIME;
 const O_NOATIME: i32 = 0;
 
 fn open_read_noatime(path: &Path) -> io::Result<File> {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK;
     if O_NOATIME != 0 && NOATIME_ALLOWED.load(Ordering::Relaxed) {
-        match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | O_NOATIME)
-            .open(path)
-        {
+        match nofollow::open(path, flags | O_NOATIME, 0) {
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
                 NOATIME_ALLOWED.store(false, Ordering::Relaxed);
             }
-            r => return r,
+            r => return r.map(File::from),
         }
     }
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    nofollow::open(path, flags, 0).map(File::from)
 }
 
 fn futimens_atime(file: &File, atime: SystemTime) -> io::Result<()> {
@@ -149,6 +146,7 @@ fn futimens_atime(file: &File, atime: SystemTime) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::MetadataExt;
     use std::time::Duration;
 

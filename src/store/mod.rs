@@ -85,6 +85,7 @@ pub mod sqlite;
 pub mod tiered;
 
 mod entry;
+mod nofollow;
 mod root;
 mod state;
 
@@ -98,6 +99,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
+pub use entry::MAX_ENTRY_BYTES;
 pub use file::{FileStore, FileStoreOptions};
 pub use fsio::{FsIo, RealFs};
 pub use memory::MemoryStore;

@@ -11,10 +11,14 @@ use std::path::{Path, PathBuf};
 
 use super::StoreError;
 
-/// Makes `root` absolute, creates it (mode 0700, parents too) if missing, and
-/// checks that the current user controls it: every symlink on the way is
-/// owned by the user or by root and sits in a directory others cannot write,
-/// and the directory itself is owned by the user and writable by no one else.
+/// Makes `root` absolute, creates it (mode exactly 0700, parents too) if
+/// missing, and checks that the current user controls it: every symlink on
+/// the way is owned by the user or by root and sits in a directory others
+/// cannot write, and the directory itself is owned by the user and writable
+/// by no one else.
+///
+/// Returns the root's real path (no symlink in it), so that the stores can
+/// refuse every symlink below it: see [`super::nofollow`].
 pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
     let root = if root.is_absolute() {
         root.to_path_buf()
@@ -24,13 +28,7 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
             .join(root)
     };
     check_symlinks(&root)?;
-    if let Err(e) = fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&root)
-    {
-        return Err(StoreError::io("create cache directory", &root, e));
-    }
+    create_private(&root).map_err(|e| StoreError::io("create cache directory", &root, e))?;
     // The symlinks again: a component may have appeared while creating.
     check_symlinks(&root)?;
     let meta = fs::metadata(&root).map_err(|e| StoreError::io("stat", &root, e))?;
@@ -56,7 +54,27 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
             root.display()
         )));
     }
-    Ok(root)
+    fs::canonicalize(&root).map_err(|e| StoreError::io("resolve cache directory", &root, e))
+}
+
+/// Creates `dir` and its missing parents, each mode exactly 0700 (the umask
+/// could narrow the mode, or with `umask 000` an inherited default widen
+/// it: neither is left to chance).
+fn create_private(dir: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    if let Some(parent) = dir.parent() {
+        create_private(parent)?;
+    }
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => fs::set_permissions(dir, fs::Permissions::from_mode(0o700)),
+        // Another process made it first: its mode is checked by the caller.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn euid() -> u32 {

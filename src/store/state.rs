@@ -6,14 +6,14 @@
 //! the byte total is known (a fresh or damaged record does not know it, and
 //! the next write reconciles it with a scan).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::CounterValues;
+use super::{nofollow, CounterValues};
 
 const MAGIC: &[u8; 8] = b"kcstat1\n";
 const LEN: usize = 64;
@@ -95,14 +95,22 @@ struct Inner {
 impl SharedState {
     /// Opens (creating, mode 0600) the record at `path`; on failure the
     /// record is kept in memory and the failure logged.
+    ///
+    /// The record is opened without following a symlink and without
+    /// blocking; anything but a regular file there (a symlink, a FIFO) is
+    /// removed and a fresh record made in its place.
     pub fn open(path: &Path) -> SharedState {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path);
+        let file = match open_regular(path) {
+            Err(e)
+                if e.kind() == io::ErrorKind::InvalidData
+                    || e.raw_os_error() == Some(libc::ELOOP) =>
+            {
+                tracing::warn!(path = %path.display(), error = %e,
+                    "kcache store: replacing what is not a state file");
+                nofollow::remove_file(path).and_then(|()| open_regular(path))
+            }
+            r => r,
+        };
         let file = match file {
             Ok(f) => Some(f),
             Err(e) => {
@@ -144,6 +152,24 @@ impl SharedState {
     pub fn read(&self) -> Record {
         self.update(|_| {})
     }
+}
+
+/// Opens (creating) the regular file at `path` read-write, mode 0600;
+/// `InvalidData` when something else is there.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let fd = nofollow::open(path, libc::O_RDWR | libc::O_CREAT | libc::O_NONBLOCK, 0o600)?;
+    let file = File::from(fd);
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    if meta.permissions().mode() & 0o7777 != 0o600 {
+        nofollow::set_mode(&file, 0o600)?;
+    }
+    Ok(file)
 }
 
 fn locked_update(file: &File, f: &impl Fn(&mut Record)) -> io::Result<Record> {
@@ -219,6 +245,28 @@ mod tests {
         b.update(|r| r.bytes += 5);
         assert_eq!(a.read().bytes, 105);
         assert!(a.read().bytes_known);
+    }
+
+    #[test]
+    fn a_symlink_or_fifo_at_the_state_path_is_replaced_not_followed() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let p = t.path().join("state");
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let s = SharedState::open(&p);
+        s.update(|r| r.bytes = 3);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
+        drop(s);
+        std::fs::remove_file(&p).unwrap();
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let s = SharedState::open(&p);
+        s.update(|r| r.bytes = 4);
+        assert_eq!(s.read().bytes, 4);
+        assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
     }
 
     #[test]
