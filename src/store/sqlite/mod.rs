@@ -6,6 +6,20 @@
 //! exact by triggers) and the counters of every process. `PRAGMA user_version`
 //! is the schema version.
 //!
+//! Each `value` is framed with its key and `checksum` covers the frame (see
+//! [`frame`]): a read checks both, so a row found for another key (a damaged
+//! index, swapped rows) is a miss, counted as corrupt, never served. The
+//! database and its side files are opened without following a symlink, and
+//! anything but a regular file there refuses the store (SQLite would block
+//! on a FIFO); a file that is not a database is replaced by an empty one.
+//! `verify` runs `PRAGMA integrity_check`, rebuilds the indexes of a damaged
+//! database, and recreates it empty when that does not mend it.
+//!
+//! The cap counts keys and values; the database file is also kept under it
+//! (or under 128 KiB, the least a database needs with room for entries, if
+//! the cap is smaller): evictions go on while its used pages exceed it, and
+//! the log is checkpointed every quarter of it.
+//!
 //! Concurrency: one connection per store behind a mutex, so threads are
 //! serialised; processes are serialised by SQLite's locks (WAL: readers never
 //! block, writers wait up to the busy timeout). Every write, including its
@@ -19,15 +33,18 @@
 //! and on `flush` and drop. Another process's eviction may therefore not see
 //! this process's latest hits (the LRU across processes is best effort).
 
+mod frame;
+mod open;
+mod verify;
+
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::OpenOptions;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{ffi, params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{ffi, params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::file::LAYOUT_DIR;
 use super::root::prepare_root;
@@ -36,8 +53,17 @@ use super::{
     StoreError, StoreErrorKind, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
 };
 
-/// The schema version in `PRAGMA user_version`.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema version in `PRAGMA user_version` (2: values framed with their
+/// key).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The least disk budget: an empty database takes a few pages.
+const MIN_DISK_BYTES: u64 = 128 << 10;
+
+/// What the database file may occupy under a cap of `max_bytes`.
+fn disk_budget(max_bytes: u64) -> u64 {
+    max_bytes.max(MIN_DISK_BYTES)
+}
 
 /// The database's file name under `<root>/v1/`.
 pub const DB_FILE: &str = "store.sqlite3";
@@ -108,6 +134,10 @@ pub struct SqliteStore {
     opts: SqliteOptions,
     inner: Mutex<Inner>,
     counters: Counters,
+    /// What opening repaired, for the next `verify` to report.
+    repaired: Mutex<Vec<CorruptEntry>>,
+    /// Whether a row found for another key was warned about.
+    foreign_warned: AtomicBool,
 }
 
 struct Inner {
@@ -187,27 +217,25 @@ impl SqliteStore {
     ) -> Result<SqliteStore, StoreError> {
         let root = prepare_root(root.as_ref())?;
         let dir = root.join(LAYOUT_DIR);
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| StoreError::io("create directory", &dir, e))?;
+        open::ensure_dir(&dir)?;
         let path = dir.join(DB_FILE);
-        // Created here so it is 0600 from the start; SQLite then gives its
-        // journal files the same mode.
-        if let Err(e) = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-        {
-            // A read-only root may still hold a readable database.
-            if !path.exists() {
-                return Err(StoreError::io("create database", &path, e));
+        open::check_files(&path)?;
+        open::precreate(&path)?;
+        let mut repaired = Vec::new();
+        let conn = match open::connect(&path, &opts) {
+            Err(e) if open::is_damage(&e) => {
+                tracing::warn!(db = %path.display(), error = %e,
+                    "kcache store: the database is damaged; recreating it empty");
+                open::recreate(&path)?;
+                repaired.push(CorruptEntry {
+                    location: path.display().to_string(),
+                    key: None,
+                    reason: format!("damaged database ({e}): recreated empty when opened"),
+                });
+                open::connect(&path, &opts)?
             }
-        }
-        let conn = Self::connect(&path, &opts)?;
+            r => r?,
+        };
         Ok(SqliteStore {
             path,
             opts,
@@ -216,82 +244,9 @@ impl SqliteStore {
                 touched: HashMap::new(),
             }),
             counters: Counters::default(),
+            repaired: Mutex::new(repaired),
+            foreign_warned: AtomicBool::new(false),
         })
-    }
-
-    fn connect(path: &Path, opts: &SqliteOptions) -> Result<Connection, StoreError> {
-        let err = |op| {
-            move |source| StoreError::Sqlite {
-                path: path.to_path_buf(),
-                op,
-                source,
-            }
-        };
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(err("open"))?;
-        conn.busy_timeout(opts.busy_timeout)
-            .map_err(err("set busy timeout"))?;
-        // Before the database's first page is written (by the switch to WAL),
-        // so that it can shrink; on an existing database setting it would
-        // wait for the write lock.
-        let pages: i64 = conn
-            .query_row("PRAGMA page_count", [], |r| r.get(0))
-            .map_err(err("read page count"))?;
-        if pages == 0 {
-            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
-                .map_err(err("set auto_vacuum"))?;
-        }
-        // Switching to WAL needs a moment alone with the file, which the busy
-        // handler does not cover: retry briefly while another process opens.
-        let deadline = std::time::Instant::now() + opts.busy_timeout;
-        loop {
-            let r: rusqlite::Result<String> =
-                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0));
-            match r {
-                Ok(_) => break,
-                Err(e)
-                    if error_kind(&e) == StoreErrorKind::Busy
-                        && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                // A read-only database stays in its journal mode.
-                Err(e) if error_kind(&e) == StoreErrorKind::ReadOnly => break,
-                Err(e) => return Err(err("set journal_mode")(e)),
-            }
-        }
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(err("set synchronous"))?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(err("read schema version"))?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::Incompatible {
-                path: path.to_path_buf(),
-                found: version,
-                expected: SCHEMA_VERSION,
-            });
-        }
-        if version < SCHEMA_VERSION {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-            ))
-            .map_err(|e| {
-                let _ = conn.execute_batch("ROLLBACK");
-                err("create schema")(e)
-            })?;
-        }
-        for (name, value) in &opts.pragmas {
-            conn.execute_batch(&format!("PRAGMA {name} = {value}"))
-                .map_err(err("apply pragma"))?;
-        }
-        conn.set_prepared_statement_cache_capacity(32);
-        Ok(conn)
     }
 
     /// The database file.
@@ -368,69 +323,69 @@ impl SqliteStore {
 
     fn get_inner(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let now = nanos(self.opts.clock.now());
-        let row = {
-            let mut inner = self.lock();
-            let row = inner
-                .conn
-                .prepare_cached("SELECT value, size, checksum FROM entries WHERE key = ?1")
-                .and_then(|mut s| {
-                    s.query_row([key], |r| {
-                        Ok((
-                            r.get::<_, Vec<u8>>(0)?,
-                            r.get::<_, i64>(1)?,
-                            r.get::<_, Vec<u8>>(2)?,
-                        ))
-                    })
-                    .optional()
+        let mut inner = self.lock();
+        let row = inner
+            .conn
+            .prepare_cached("SELECT rowid, key, value, checksum FROM entries WHERE key = ?1")
+            .and_then(|mut s| {
+                s.query_row([key], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Vec<u8>>(1)?,
+                        r.get::<_, Vec<u8>>(2)?,
+                        r.get::<_, Vec<u8>>(3)?,
+                    ))
                 })
-                .map_err(self.err("read"))?;
-            if row.is_some() {
+                .optional()
+            })
+            .map_err(self.err("read"))?;
+        let Some((rowid, row_key, value, sum)) = row else {
+            Counters::bump(&self.counters.misses);
+            return Ok(None);
+        };
+        if row_key != key {
+            // The index led to another key's row: the database is damaged,
+            // and deleting through it could hit anything. `verify` mends it.
+            drop(inner);
+            Counters::bump(&self.counters.misses);
+            Counters::bump(&self.counters.corrupt);
+            if !self.foreign_warned.swap(true, Ordering::Relaxed) {
+                tracing::warn!(db = %self.path.display(), key = %key_to_hex(key),
+                    "kcache store: the database index is damaged (a lookup found another key's row); run `kcache cache verify`");
+            }
+            return Ok(None);
+        }
+        match frame::decode(key, &value, &sum) {
+            Ok(payload) => {
+                let payload = payload.to_vec();
                 inner.touched.insert(key.to_vec(), now);
                 if inner.touched.len() >= TOUCH_BATCH {
                     if let Err(e) = self.flush_inner(&mut inner) {
                         tracing::debug!(error = %e, "kcache store: could not write access times");
                     }
                 }
-            }
-            row
-        };
-        let Some((value, size, checksum)) = row else {
-            Counters::bump(&self.counters.misses);
-            return Ok(None);
-        };
-        let damage = if value.len() as i64 != size {
-            Some(format!(
-                "length mismatch (size column {size}, value {} bytes)",
-                value.len()
-            ))
-        } else if checksum != blake3::hash(&value).as_bytes() {
-            Some("payload checksum mismatch".to_string())
-        } else {
-            None
-        };
-        match damage {
-            None => {
                 Counters::bump(&self.counters.hits);
-                Ok(Some(value))
+                Ok(Some(payload))
             }
-            Some(reason) => {
+            Err(damage) => {
+                drop(inner);
                 Counters::bump(&self.counters.misses);
-                self.drop_corrupt(key, size, &checksum, &reason);
+                self.drop_corrupt(key, rowid, &sum, &damage.to_string());
                 Ok(None)
             }
         }
     }
 
     /// Deletes a corrupt row, unless a writer replaced it since it was read.
-    fn drop_corrupt(&self, key: &[u8], size: i64, checksum: &[u8], reason: &str) {
+    fn drop_corrupt(&self, key: &[u8], rowid: i64, checksum: &[u8], reason: &str) {
         Counters::bump(&self.counters.corrupt);
         tracing::warn!(key = %key_to_hex(key), reason, db = %self.path.display(),
             "kcache store: removing corrupt entry");
         let mut inner = self.lock();
         let r = self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
             tx.execute(
-                "DELETE FROM entries WHERE key = ?1 AND size = ?2 AND checksum = ?3",
-                params![key, size, checksum],
+                "DELETE FROM entries WHERE rowid = ?1 AND key = ?2 AND checksum = ?3",
+                params![rowid, key, checksum],
             )
         });
         if let Err(e) = r {
@@ -442,11 +397,13 @@ impl SqliteStore {
     fn put_inner(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         let cost = Self::entry_cost(key.len(), value.len());
         let max = self.opts.max_bytes;
-        let sum = blake3::hash(value);
+        let framed = frame::encode(key, value);
+        let sum = frame::checksum(&framed);
+        let disk = disk_budget(max);
         let now = nanos(self.opts.clock.now());
         let mut inner = self.lock();
         self.write_tx(&mut inner, SqlitePoint::PutBeforeCommit, |tx, counts| {
-            if cost > max {
+            if cost > max || framed.len() as u64 > crate::store::MAX_ENTRY_BYTES {
                 tx.execute("DELETE FROM entries WHERE key = ?1", [key])?;
                 return Ok(());
             }
@@ -456,14 +413,12 @@ impl SqliteStore {
                  ON CONFLICT(key) DO UPDATE SET value = excluded.value, size = excluded.size,
                      checksum = excluded.checksum, last_access = excluded.last_access",
             )?
-            .execute(params![
-                key,
-                value,
-                value.len() as i64,
-                &sum.as_bytes()[..],
-                now
-            ])?;
-            counts.evictions += evict(tx, max, Some(key))?;
+            .execute(params![key, framed, value.len() as i64, &sum[..], now])?;
+            let evicted = evict(tx, max, disk, Some(key))?;
+            counts.evictions += evicted;
+            if evicted > 0 {
+                vacuum(tx);
+            }
             Ok(())
         })
     }
@@ -478,16 +433,7 @@ impl SqliteStore {
 
     /// Returns freed pages to the filesystem.
     fn vacuum(&self, inner: &Inner) {
-        // The pragma frees one page per step: run it to the end.
-        let r = (|| -> rusqlite::Result<()> {
-            let mut stmt = inner.conn.prepare("PRAGMA incremental_vacuum")?;
-            let mut rows = stmt.query([])?;
-            while rows.next()?.is_some() {}
-            Ok(())
-        })();
-        if let Err(e) = r {
-            tracing::debug!(error = %e, "kcache store: incremental vacuum failed");
-        }
+        vacuum(&inner.conn);
     }
 
     fn clear_inner(&self) -> Result<(), StoreError> {
@@ -504,7 +450,7 @@ impl SqliteStore {
         let mut inner = self.lock();
         let report = self.write_tx(&mut inner, SqlitePoint::PruneBeforeCommit, |tx, counts| {
             let before = total_bytes(tx)?;
-            let removed = evict(tx, max_bytes, None)?;
+            let removed = evict(tx, max_bytes, disk_budget(max_bytes), None)?;
             counts.evictions += removed;
             let after = total_bytes(tx)?;
             Ok(PruneReport {
@@ -593,48 +539,6 @@ impl SqliteStore {
         };
         read().map_err(self.err("list"))
     }
-
-    fn verify_inner(&self) -> Result<VerifyReport, StoreError> {
-        let mut report = VerifyReport::default();
-        let mut bad = Vec::new();
-        {
-            let inner = self.lock();
-            let mut scan = || -> rusqlite::Result<()> {
-                let mut stmt = inner
-                    .conn
-                    .prepare("SELECT key, value, size, checksum FROM entries")?;
-                let mut rows = stmt.query([])?;
-                while let Some(row) = rows.next()? {
-                    report.checked += 1;
-                    let value = row.get_ref(1)?.as_blob()?;
-                    let size: i64 = row.get(2)?;
-                    let checksum = row.get_ref(3)?.as_blob()?;
-                    let reason = if value.len() as i64 != size {
-                        format!(
-                            "length mismatch (size column {size}, value {} bytes)",
-                            value.len()
-                        )
-                    } else if checksum != blake3::hash(value).as_bytes() {
-                        "payload checksum mismatch".to_string()
-                    } else {
-                        continue;
-                    };
-                    bad.push((row.get::<_, Vec<u8>>(0)?, size, checksum.to_vec(), reason));
-                }
-                Ok(())
-            };
-            scan().map_err(self.err("verify"))?;
-        }
-        for (key, size, checksum, reason) in bad {
-            self.drop_corrupt(&key, size, &checksum, &reason);
-            report.corrupt.push(CorruptEntry {
-                location: format!("{}#{}", self.path.display(), key_to_hex(&key)),
-                key: Some(key),
-                reason,
-            });
-        }
-        Ok(report)
-    }
 }
 
 fn total_bytes(conn: &Connection) -> rusqlite::Result<u64> {
@@ -644,11 +548,35 @@ fn total_bytes(conn: &Connection) -> rusqlite::Result<u64> {
     .map(|v| v.max(0) as u64)
 }
 
+/// The bytes of the database's pages in use (not on its free list).
+fn used_disk_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let pragma = |name: &str| -> rusqlite::Result<i64> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+    };
+    let used = pragma("page_count")? - pragma("freelist_count")?;
+    Ok((used.max(0) as u64).saturating_mul(pragma("page_size")?.max(0) as u64))
+}
+
+/// Returns freed pages to the filesystem (inside a transaction: at its
+/// commit).
+fn vacuum(conn: &Connection) {
+    // The pragma frees one page per step: run it to the end.
+    let r = (|| -> rusqlite::Result<()> {
+        let mut stmt = conn.prepare("PRAGMA incremental_vacuum")?;
+        let mut rows = stmt.query([])?;
+        while rows.next()?.is_some() {}
+        Ok(())
+    })();
+    if let Err(e) = r {
+        tracing::debug!(error = %e, "kcache store: incremental vacuum failed");
+    }
+}
+
 /// Deletes least recently used entries (never `keep`) until the byte total
-/// is at most `max`; how many.
-fn evict(tx: &Connection, max: u64, keep: Option<&[u8]>) -> rusqlite::Result<u64> {
+/// is at most `max` and the pages in use fit in `disk`; how many.
+fn evict(tx: &Connection, max: u64, disk: u64, keep: Option<&[u8]>) -> rusqlite::Result<u64> {
     let mut removed = 0;
-    while total_bytes(tx)? > max {
+    while total_bytes(tx)? > max || used_disk_bytes(tx)? > disk {
         let victim: Option<Vec<u8>> = tx
             .prepare_cached(
                 "SELECT key FROM entries WHERE ?1 IS NULL OR key != ?1
