@@ -4,7 +4,7 @@ use super::{write_stdout, Failure};
 use clap::{Args, Subcommand};
 use kcache::resolve::stored;
 use kcache::store::config::{StoreConfig, StoreKind};
-use kcache::store::Store;
+use kcache::store::{Store, StoreErrorKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,14 +22,35 @@ pub struct StoreFlags {
 }
 
 impl StoreFlags {
-    /// The store these flags and the environment ask for (`None` for `none`).
+    /// The store these flags and the environment ask for (`None` for `none`),
+    /// for a command that compiles: the store is an optimisation, so one that
+    /// cannot be opened (unsafe, unreadable, not a store, on a full or
+    /// read-only disk) is one warning and `None`. Only a configuration error
+    /// fails.
     pub fn open(&self, max_bytes: Option<u64>) -> Result<Option<Arc<dyn Store>>, Failure> {
+        let config = self.config(max_bytes)?;
+        match config.open() {
+            Ok(store) => Ok(store),
+            Err(e) if e.kind() == StoreErrorKind::Config => Err(e.into()),
+            Err(e) => {
+                tracing::warn!("cannot use the program store ({e}); compiling without it");
+                Ok(None)
+            }
+        }
+    }
+
+    /// The store, for `kcache cache`: failing to open it is the error.
+    fn open_strict(&self) -> Result<Option<Arc<dyn Store>>, Failure> {
+        Ok(self.config(None)?.open()?)
+    }
+
+    fn config(&self, max_bytes: Option<u64>) -> Result<StoreConfig, Failure> {
         let flags = StoreConfig {
             kind: self.store,
             dir: self.dir.clone(),
             max_bytes,
         };
-        Ok(flags.or(StoreConfig::from_env()?).open()?)
+        Ok(flags.or(StoreConfig::from_env()?))
     }
 }
 
@@ -83,7 +104,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
-    let store = args.store.open(None)?.ok_or_else(|| {
+    let store = args.store.open_strict()?.ok_or_else(|| {
         Failure("no persistent store is configured (KCACHE_STORE=none or --store none)".into())
     })?;
     match args.command {

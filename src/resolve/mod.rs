@@ -595,9 +595,8 @@ impl<B: Backend + 'static> Resolver<B> {
             }
         }
         for (id, kernels) in wanted {
-            // The store verified the bytes against the checksum they were
-            // written with, under the key named by their digest.
-            let binary = match store.get(&program_entry_key(&id)) {
+            // Only bytes that hash to the id their record names.
+            let binary = match stored::load_program(&**store, &id) {
                 Ok(Some(b)) => b,
                 Ok(None) => continue,
                 Err(e) => {

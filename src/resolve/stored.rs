@@ -9,8 +9,10 @@
 //!   ([`crate::key::program_key`], 32 bytes): a version byte, the id of the
 //!   program holding it, and the symbol it was compiled under.
 //!
-//! The store verifies every entry's bytes; the resolver also checks that a
-//! program's bytes hash to the id its record names.
+//! The store verifies every entry's bytes against the checksum they were
+//! written with; [`load_program`] also checks that a program's bytes hash to
+//! the id its record names, so bytes replaced under a valid id (with the
+//! store's checksum recomputed) are never loaded.
 
 use crate::key::Digest;
 use crate::store::{key_from_hex, key_to_hex, Store, StoreError};
@@ -27,6 +29,25 @@ pub fn program_id(binary: &[u8]) -> Digest {
 /// Where a program's bytes are stored.
 pub fn program_entry_key(id: &Digest) -> Vec<u8> {
     [PROGRAM_PREFIX, id.as_bytes()].concat()
+}
+
+/// The bytes of program `id`, only if they hash to `id`. Bytes that do not
+/// are removed from the store and reported as [`StoreError::Forged`]: the
+/// caller counts it and compiles instead.
+pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
+    let key = program_entry_key(id);
+    let Some(bytes) = store.get(&key)? else {
+        return Ok(None);
+    };
+    if program_id(&bytes) == *id {
+        return Ok(Some(bytes));
+    }
+    if let Err(e) = store.remove(&key) {
+        tracing::debug!(error = %e, "could not remove a stored program whose bytes are not its id's");
+    }
+    Err(StoreError::Forged {
+        what: entry_name(&key),
+    })
 }
 
 /// Where a kernel's record is stored.
@@ -115,6 +136,24 @@ mod tests {
         );
         assert_eq!(decode_record(b""), None);
         assert_eq!(decode_record(&[2; 40]), None);
+    }
+
+    #[test]
+    fn a_program_whose_bytes_are_not_its_id_is_refused_and_removed() {
+        let store = MemoryStore::new(1 << 20);
+        let id = program_id(b"genuine");
+        store.put(&program_entry_key(&id), b"genuine").unwrap();
+        assert_eq!(
+            load_program(&store, &id).unwrap().as_deref(),
+            Some(&b"genuine"[..])
+        );
+        store.put(&program_entry_key(&id), b"forged").unwrap();
+        assert!(matches!(
+            load_program(&store, &id),
+            Err(StoreError::Forged { .. })
+        ));
+        assert_eq!(store.get(&program_entry_key(&id)).unwrap(), None, "removed");
+        assert_eq!(load_program(&store, &id).unwrap(), None);
     }
 
     #[test]

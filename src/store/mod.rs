@@ -285,6 +285,13 @@ pub enum StoreError {
     /// `KCACHE_STORE=sqlite` in a build without the `sqlite` feature.
     #[error("this kcache was built without the SQLite store (cargo feature `sqlite`)")]
     SqliteUnavailable,
+    /// An entry's bytes are not what its key names (a program whose bytes do
+    /// not hash to its id): removed, never used.
+    #[error("stored {what} does not hold what its name says (bytes replaced?); removed")]
+    Forged {
+        /// The entry, as `kcache cache ls` names it.
+        what: String,
+    },
     /// The store does not implement an optional operation.
     #[error("{store} does not support {op}")]
     Unsupported {
@@ -327,6 +334,7 @@ impl StoreError {
             #[cfg(feature = "sqlite")]
             StoreError::Sqlite { source, .. } => sqlite::error_kind(source),
             StoreError::KeyTooLong { .. }
+            | StoreError::Forged { .. }
             | StoreError::Incompatible { .. }
             | StoreError::Unsupported { .. } => StoreErrorKind::Other,
         }
