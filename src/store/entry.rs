@@ -55,6 +55,7 @@ impl Header {
 pub(crate) enum Damage {
     Truncated { len: u64 },
     BadMagic,
+    Reserved,
     LengthMismatch { expected: u64, actual: u64 },
     KeyMismatch,
     ChecksumMismatch,
@@ -68,6 +69,7 @@ impl std::fmt::Display for Damage {
                 write!(f, "truncated ({len} bytes, shorter than a header)")
             }
             Damage::BadMagic => f.write_str("not a kcache entry (bad magic)"),
+            Damage::Reserved => f.write_str("reserved header bytes are not zero"),
             Damage::LengthMismatch { expected, actual } => write!(
                 f,
                 "length mismatch (header promises {expected} bytes, file has {actual})"
@@ -89,6 +91,9 @@ pub(crate) fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, Damage
     }
     if &bytes[..8] != MAGIC {
         return Err(Damage::BadMagic);
+    }
+    if bytes[12..16] != [0; 4] {
+        return Err(Damage::Reserved);
     }
     let key_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
     let payload_len = u64::from_le_bytes(bytes[16..24].try_into().unwrap());

@@ -84,6 +84,8 @@ pub mod memory;
 pub mod sqlite;
 pub mod tiered;
 
+#[cfg(test)]
+mod decode_fuzz;
 mod entry;
 mod nofollow;
 mod root;

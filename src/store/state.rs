@@ -97,17 +97,26 @@ impl SharedState {
     /// record is kept in memory and the failure logged.
     ///
     /// The record is opened without following a symlink and without
-    /// blocking; anything but a regular file there (a symlink, a FIFO) is
-    /// removed and a fresh record made in its place.
+    /// blocking; anything but a regular file there (a symlink, a FIFO, a
+    /// socket, an empty directory) is removed and a fresh record made in its
+    /// place.
     pub fn open(path: &Path) -> SharedState {
         let file = match open_regular(path) {
             Err(e)
                 if e.kind() == io::ErrorKind::InvalidData
-                    || e.raw_os_error() == Some(libc::ELOOP) =>
+                    || matches!(
+                        e.raw_os_error(),
+                        Some(libc::ELOOP | libc::EISDIR | libc::ENXIO)
+                    ) =>
             {
                 tracing::warn!(path = %path.display(), error = %e,
                     "kcache store: replacing what is not a state file");
-                nofollow::remove_file(path).and_then(|()| open_regular(path))
+                let removed = if e.raw_os_error() == Some(libc::EISDIR) {
+                    nofollow::remove_dir(path)
+                } else {
+                    nofollow::remove_file(path)
+                };
+                removed.and_then(|()| open_regular(path))
             }
             r => r,
         };

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-mod read;
+pub(crate) mod read;
 mod remove;
 
 use super::entry::{self, Damage, Header, HEADER_LEN};

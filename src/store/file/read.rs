@@ -3,7 +3,7 @@
 use super::*;
 
 /// The outcome of reading an entry file.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     Entry {
         key: Vec<u8>,
         payload: Vec<u8>,
@@ -17,7 +17,7 @@ impl FileStore {
     /// Reads an open entry file. `expect` is the key looked up (its file is
     /// named after it); `None` reads whatever key the file holds and checks
     /// it against `name`.
-    pub(super) fn read_entry(
+    pub(crate) fn read_entry(
         file: &File,
         len: u64,
         expect: Option<&[u8]>,

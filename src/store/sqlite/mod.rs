@@ -33,7 +33,7 @@
 //! and on `flush` and drop. Another process's eviction may therefore not see
 //! this process's latest hits (the LRU across processes is best effort).
 
-mod frame;
+pub(crate) mod frame;
 mod open;
 mod verify;
 
