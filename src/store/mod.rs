@@ -44,13 +44,37 @@
 //!   56+k     n  the payload
 //! ```
 //!
-//! A read checks the magic, that the file's size matches both lengths, that
+//! A read checks that the file is a regular file no larger than the cap or
+//! [`MAX_ENTRY_BYTES`] (before reading any of it), the magic, that the
+//! reserved bytes are zero, that the file's size matches both lengths, that
 //! the stored key hashes to the file's name (so a damaged key is detected and a
 //! hash collision could never serve another key's bytes) and the checksum.
 //! Anything else is a corrupt entry: it is removed and the read is a miss.
+//! What is not a regular file where an entry (or a shard directory) should be
+//! — a symlink, a FIFO, a socket, a device, a directory — is removed the
+//! first time it is met (a directory that is not empty is moved into `tmp/`),
+//! and `verify` reports it.
 //!
 //! The SQLite store keeps `key`, `value`, `size`, `checksum` and `last_access`
-//! columns in one table and verifies `size` and `checksum` on every read.
+//! columns in one table; each value is framed with its key and the checksum
+//! covers the frame, so every read checks both (see [`sqlite`]).
+//!
+//! # Hostile and unlucky directories (both persistent stores)
+//!
+//! * Every directory is created mode 0700 and every file 0600, set
+//!   explicitly: the umask never decides.
+//! * No symlink below the root is ever followed: paths are opened with
+//!   `openat2(RESOLVE_NO_SYMLINKS)` (or one `O_NOFOLLOW` directory at a
+//!   time), and unlink, rename and mkdir act through a handle on the
+//!   directory. A planted symlink is a miss, a refusal or removed (the link,
+//!   never what it points to); `verify`, `clear` and `prune` never touch
+//!   anything outside the root.
+//! * Nothing blocks on open: entries and the state file are opened
+//!   `O_NONBLOCK` and checked with `fstat`; the SQLite database and its side
+//!   files must be regular files before SQLite opens them.
+//! * A store that cannot be opened or used is an error, never a panic or a
+//!   hang; the resolver and the CLI turn it into one warning and a compile
+//!   without the store.
 //!
 //! # Concurrency guarantees (file store)
 //!

@@ -6,8 +6,19 @@
 //! exact by triggers) and the counters of every process. `PRAGMA user_version`
 //! is the schema version.
 //!
-//! Each `value` is framed with its key and `checksum` covers the frame (see
-//! [`frame`]): a read checks both, so a row found for another key (a damaged
+//! Each `value` is framed with its key and `checksum` (blake3) covers the
+//! frame:
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "kcsqlv2\n"
+//!      8     4  key length, u32 little endian
+//!     12     8  payload length, u64 little endian
+//!     20     k  the key
+//!   20+k     n  the payload
+//! ```
+//!
+//! A read checks both, so a row found for another key (a damaged
 //! index, swapped rows) is a miss, counted as corrupt, never served. The
 //! database and its side files are opened without following a symlink, and
 //! anything but a regular file there refuses the store (SQLite would block
