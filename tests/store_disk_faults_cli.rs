@@ -176,3 +176,25 @@ fn a_read_only_store_serves_what_it_has_and_a_compile_exits_0() {
         }
     }
 }
+
+#[test]
+fn a_read_only_fresh_directory_is_one_warning_and_the_compile_exits_0() {
+    if !have_cc() {
+        return;
+    }
+    for kind in ["file", "sqlite"] {
+        let Some(fs_) = Tmpfs::mount("1m") else {
+            return;
+        };
+        let t = tempfile::tempdir().unwrap();
+        let fresh = fs_.at.join("fresh");
+        fs::create_dir(&fresh).unwrap();
+        fs::set_permissions(&fresh, fs::Permissions::from_mode(0o700)).unwrap();
+        fs_.remount_read_only();
+        for root in [fresh.clone(), fresh.join("below")] {
+            let out = compile(&root, kind, &kernel(t.path(), "a"));
+            check(&out, &format!("{kind}: {}", root.display()), 1..=1);
+            assert_eq!(outcome(&out), "compiled");
+        }
+    }
+}

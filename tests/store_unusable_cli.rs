@@ -365,3 +365,49 @@ fn under_umask_000_everything_the_store_creates_is_private() {
         assert!(seen >= 3, "{kind}: only {seen} paths");
     }
 }
+
+#[test]
+fn tune_with_a_fifo_for_its_database_is_one_warning_and_exits_0() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("s");
+    fs::create_dir_all(root.join("v1")).unwrap();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).unwrap();
+    mkfifo(&root.join("v1/store.sqlite3"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args([
+            "tune",
+            "--backend",
+            "cc",
+            "--candidates",
+            "2",
+            "--reps",
+            "1",
+        ])
+        .args(["--size", "8x8x8", "--store", "sqlite", "--dir"])
+        .arg(&root)
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kcache tune hung on a FIFO database");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("WARN")).count(),
+        1,
+        "{err}"
+    );
+}
