@@ -225,3 +225,19 @@ fn the_database_file_stays_under_its_cap() {
         "{after} bytes on disk after closing, cap {cap}"
     );
 }
+
+#[test]
+fn an_oversized_value_is_rejected_without_being_read() {
+    let t = tempfile::tempdir().unwrap();
+    let s = open_capped(t.path(), 10_000);
+    s.put(b"k", b"small").unwrap();
+    let c = Connection::open(s.path()).unwrap();
+    c.execute(
+        "UPDATE entries SET value = zeroblob(50000) WHERE key = ?1",
+        [&b"k"[..]],
+    )
+    .unwrap();
+    assert_eq!(s.get(b"k").unwrap(), None);
+    assert_eq!(s.stats().unwrap().corrupt, 1);
+    assert_eq!(s.len().unwrap(), 0, "removed");
+}

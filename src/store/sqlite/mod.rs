@@ -275,6 +275,13 @@ impl SqliteStore {
         key_len as u64 + value_len as u64
     }
 
+    /// The longest framed value a read loads.
+    fn max_frame_len(&self) -> i64 {
+        let cap = self.opts.max_bytes.min(crate::store::MAX_ENTRY_BYTES);
+        // The frame adds its head to the key and value the cap counts.
+        cap.saturating_add(64).min(i64::MAX as u64) as i64
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // SQLite rolls back any transaction a panic abandoned (the
         // Transaction guard's drop), so the connection is reusable.
@@ -337,13 +344,17 @@ impl SqliteStore {
         let mut inner = self.lock();
         let row = inner
             .conn
-            .prepare_cached("SELECT rowid, key, value, checksum FROM entries WHERE key = ?1")
+            // A value larger than any entry kept is not read at all.
+            .prepare_cached(
+                "SELECT rowid, key, CASE WHEN length(value) <= ?2 THEN value END, checksum
+                 FROM entries WHERE key = ?1",
+            )
             .and_then(|mut s| {
-                s.query_row([key], |r| {
+                s.query_row(params![key, self.max_frame_len()], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
+                        r.get::<_, Option<Vec<u8>>>(2)?,
                         r.get::<_, Vec<u8>>(3)?,
                     ))
                 })
@@ -366,6 +377,16 @@ impl SqliteStore {
             }
             return Ok(None);
         }
+        let Some(value) = value else {
+            drop(inner);
+            Counters::bump(&self.counters.misses);
+            let reason = format!(
+                "a value larger than any entry this store keeps ({} bytes); not read",
+                self.max_frame_len()
+            );
+            self.drop_corrupt(key, rowid, &sum, &reason);
+            return Ok(None);
+        };
         match frame::decode(key, &value, &sum) {
             Ok(payload) => {
                 let payload = payload.to_vec();
