@@ -4,9 +4,10 @@
 //! The stores' paths are built from the root as [`super::root`] resolved it
 //! (a real directory, reached without symlinks), so a symlink anywhere in
 //! them was planted below the root: following it could read, write or delete
-//! someone else's files. Linux resolves with `openat2(RESOLVE_NO_SYMLINKS)`;
-//! elsewhere (or where a sandbox refuses `openat2`) each directory is opened
-//! in turn with `O_NOFOLLOW`. Calls that name a file (unlink, rename, mkdir)
+//! someone else's files. Paths are resolved with
+//! `openat2(RESOLVE_NO_SYMLINKS)`; where the kernel is too old or a sandbox
+//! refuses `openat2`, each directory is opened in turn with `O_NOFOLLOW`.
+//! (Linux only: `O_PATH` and `openat2` are Linux's.) Calls that name a file (unlink, rename, mkdir)
 //! act through a handle on its directory, so only the last component is
 //! looked up by name, and that lookup never follows a symlink either.
 
@@ -73,12 +74,18 @@ pub(crate) fn open(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> io::R
             return Ok(owned(rc as libc::c_int));
         }
         let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::E2BIG) => {
-                OPENAT2.store(false, Ordering::Relaxed);
-            }
-            _ => return Err(e),
+        // A sandbox refuses an unknown call with ENOSYS or EPERM; EPERM is
+        // also what O_NOATIME on another user's file gets, which the caller
+        // handles.
+        let refused = match e.raw_os_error() {
+            Some(libc::ENOSYS | libc::E2BIG) => true,
+            Some(libc::EPERM) => flags & libc::O_NOATIME == 0,
+            _ => false,
+        };
+        if !refused {
+            return Err(e);
         }
+        OPENAT2.store(false, Ordering::Relaxed);
     }
     walk(path, flags, mode)
 }
