@@ -94,6 +94,32 @@ fn a_directory_at_an_entry_path_is_removed_once_not_warned_forever() {
 }
 
 #[test]
+fn a_full_directory_at_an_entry_path_is_swept_later_without_following_its_symlinks() {
+    use kcache::store::ManualClock;
+    use std::sync::Arc;
+    let victim = tempfile::tempdir().unwrap();
+    fs::write(victim.path().join("keep"), b"precious").unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(std::time::SystemTime::now()));
+    let opts = FileStoreOptions {
+        clock: clock.clone(),
+        ..FileStoreOptions::default()
+    };
+    let s = FileStore::open_with(t.path(), opts).unwrap();
+    let p = key_path(&s, b"k");
+    fs::create_dir_all(p.join("deeper")).unwrap();
+    fs::write(p.join("deeper/file"), b"x").unwrap();
+    std::os::unix::fs::symlink(victim.path(), p.join("link")).unwrap();
+    assert_eq!(s.get(b"k").unwrap(), None);
+    assert!(!p.exists());
+    assert_eq!(s.sweep_stale_temps().unwrap(), 0, "not stale yet");
+    clock.advance(Duration::from_secs(7200));
+    assert_eq!(s.sweep_stale_temps().unwrap(), 1);
+    assert!(fs::read_dir(s.tmp_dir()).unwrap().next().is_none(), "gone");
+    assert_eq!(fs::read(victim.path().join("keep")).unwrap(), b"precious");
+}
+
+#[test]
 fn verify_reports_directories_sockets_and_devices_in_the_store() {
     let t = tempfile::tempdir().unwrap();
     let s = FileStore::open(t.path()).unwrap();

@@ -52,8 +52,8 @@
 //! Anything else is a corrupt entry: it is removed and the read is a miss.
 //! What is not a regular file where an entry (or a shard directory) should be
 //! — a symlink, a FIFO, a socket, a device, a directory — is removed the
-//! first time it is met (a directory that is not empty is moved into `tmp/`),
-//! and `verify` reports it.
+//! first time it is met (a directory that is not empty is moved into `tmp/`
+//! and swept with the stale temp files), and `verify` reports it.
 //!
 //! The SQLite store keeps `key`, `value`, `size`, `checksum` and `last_access`
 //! columns in one table; each value is framed with its key and the checksum

@@ -230,10 +230,10 @@ impl FileStore {
             if !stale {
                 continue;
             }
-            // A directory here was moved out of an entry's place; it goes
-            // once empty (nothing below the root is removed recursively).
+            // A directory here was moved out of an entry's place. Removing
+            // it whole is safe: no symlink in it is followed.
             let removed = if m.is_dir() {
-                io.remove_dir(&p)
+                remove::remove_tree(io, &p, 16)
             } else {
                 io.remove_file(&p)
             };

@@ -18,7 +18,8 @@ impl FileStore {
     /// Removes what is in the way at an entry's path or its shard's: a
     /// symlink (itself, never what it points to), a FIFO, a socket, a device,
     /// a file where the shard directory should be, an empty directory (one
-    /// that is not empty is moved into `tmp/`, and swept once emptied).
+    /// that is not empty is moved into `tmp/`, and swept with the stale temp
+    /// files, never following a symlink in it).
     /// Counted as corrupt and warned about once: it is gone afterwards.
     /// Returns what it was.
     pub(super) fn remove_stray(&self, path: &Path) -> Option<&'static str> {
@@ -235,4 +236,25 @@ pub(super) fn stray_kind(m: &Metadata) -> &'static str {
     } else {
         "a file"
     }
+}
+
+/// Removes the directory `dir` and everything in it, `depth` levels deep at
+/// most, never following a symlink (one is unlinked like a file).
+pub(super) fn remove_tree(io: &dyn FsIo, dir: &Path, depth: usize) -> io::Result<()> {
+    if depth == 0 {
+        return Err(io::Error::other("directory nested too deep to remove"));
+    }
+    for name in io.read_dir(dir)? {
+        let p = dir.join(name);
+        let r = match io.metadata(&p) {
+            Ok(m) if m.is_dir() => remove_tree(io, &p, depth - 1),
+            Ok(_) => io.remove_file(&p),
+            Err(e) => Err(e),
+        };
+        match r {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    io.remove_dir(dir)
 }
