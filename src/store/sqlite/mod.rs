@@ -582,11 +582,12 @@ fn total_bytes(conn: &Connection) -> rusqlite::Result<u64> {
 
 /// The bytes of the database's pages in use (not on its free list).
 fn used_disk_bytes(conn: &Connection) -> rusqlite::Result<u64> {
-    let pragma = |name: &str| -> rusqlite::Result<i64> {
-        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+    // Runs on every write: statements from the connection's cache.
+    let pragma = |sql: &str| -> rusqlite::Result<i64> {
+        conn.prepare_cached(sql)?.query_row([], |r| r.get(0))
     };
-    let used = pragma("page_count")? - pragma("freelist_count")?;
-    Ok((used.max(0) as u64).saturating_mul(pragma("page_size")?.max(0) as u64))
+    let used = pragma("PRAGMA page_count")? - pragma("PRAGMA freelist_count")?;
+    Ok((used.max(0) as u64).saturating_mul(pragma("PRAGMA page_size")?.max(0) as u64))
 }
 
 /// Returns freed pages to the filesystem (inside a transaction: at its
