@@ -405,6 +405,12 @@ cases!(CcBackend {
         kc("kn", "#include <math.h>", "x[i0] = log2(x[i0] + 1.0f);").derive("log*"),
         kc("kn", "#include <math.h>", "x[i0] = log10(x[i0] + 1.0f);").derive("log*"),
     ),
+    /// A macro body (a preprocessor line, kept as written) names a loop
+    /// symbol the code declares.
+    renaming_loop_symbol_named_in_a_macro_body: Case::new(
+        kc("kn", "#define KC_M (2.0f * i3)", "float i3 = 3.0f; x[i0] += KC_M;"),
+        kc("kn", "#define KC_M (2.0f * i3)", "float i4 = 3.0f; x[i0] += KC_M;"),
+    ),
     renaming_stringified_loop_symbol: Case::new(
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i3)[1];"),
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i4)[1];"),
