@@ -195,6 +195,21 @@ cases!(CcBackend {
         k("kb", format!("#endif\n{}", kern("kb", "", "x[i0] += 2.0f;"))),
     )
     .alike(),
+    /// A hides everything after it: B's entry point is not exported.
+    group_leak_visibility_pragma_in_a_hides_b: Case::new(
+        kc("ka", "", "x[i0] += 1.0f;").text_after("#pragma GCC visibility push(hidden)\n"),
+        kc("kb", "", "x[i0] += 2.0f;"),
+    ),
+    /// A undefines a predefined macro B uses.
+    group_leak_undef_in_a_of_predefined_macro: Case::new(
+        kc("ka", "", "x[i0] += 1.0f;").text_after("#undef unix\n"),
+        kc("kb", "", "x[i0] += 2.0f * unix;"),
+    ),
+    /// B uses what a header A includes declares.
+    group_leak_header_included_by_a_used_by_b: Case::new(
+        kc("ka", "#define _GNU_SOURCE\n#include <math.h>", "x[i0] += (float)M_PI;"),
+        kc("kb", "", "x[i0] += 2.0f * (float)M_PI;"),
+    ),
     /// B's name is a helper A defines.
     kernel_name_of_b_is_a_helper_in_a: Case::new(
         kc("ka", "static float kb(float v) { return v * 2.0f; }", "x[i0] = kb(x[i0]);"),
@@ -247,6 +262,37 @@ cases!(CcBackend {
     )
     .file("kc_forced.h", &v_header("1.0f"))
     .edit("kc_forced.h", &v_header("2.0f")),
+    header_iquote_dir_edited: Case::same(
+        adds_v("#include \"kc_iq.h\"").opts(&["-iquote", "@DIR@/q"]),
+    )
+    .file("q/kc_iq.h", &v_header("1.0f"))
+    .edit("q/kc_iq.h", &v_header("2.0f")),
+    /// The header is a symbolic link, pointed elsewhere between compiles.
+    header_symlink_retargeted: Case::same(adds_v("#include \"kc_ln.h\""))
+        .file("v1.h", &v_header("1.0f"))
+        .file("v2.h", &v_header("2.0f"))
+        .symlink("kc_ln.h", "v1.h")
+        .relink("kc_ln.h", "v2.h"),
+    /// The header found first goes away: the search finds a later one.
+    header_removed_falls_back_to_a_later_dir: Case::same(
+        adds_v("#include <kc_fb.h>").opts(&["-I@DIR@/a", "-I@DIR@/b"]),
+    )
+    .file("a/kc_fb.h", &v_header("1.0f"))
+    .file("b/kc_fb.h", &v_header("2.0f"))
+    .remove("a/kc_fb.h"),
+    /// `#include` of a macro: the file read depends on preprocessing
+    /// (refusing it is sound; compiling it must key what it reads).
+    header_computed_include_edited: Case::same(adds_v("#define KC_H \"kc_c.h\"\n#include KC_H"))
+        .file("kc_c.h", &v_header("1.0f"))
+        .edit("kc_c.h", &v_header("2.0f"))
+        .alike(),
+    /// The header's name comes from an option.
+    header_named_by_an_option_edited: Case::same(
+        adds_v("#include KC_H").opts(&["-DKC_H=\"kc_o.h\""]),
+    )
+    .file("kc_o.h", &v_header("1.0f"))
+    .edit("kc_o.h", &v_header("2.0f"))
+    .alike(),
     /// `.incbin` makes the assembler read a file the preprocessor never sees.
     asm_incbin_reads_a_file: Case::same(kc(
         "kh",

@@ -155,6 +155,12 @@ impl Spec {
         self
     }
 
+    /// Appends `text` to the kernel's text (after its function).
+    pub fn text_after(mut self, text: &str) -> Self {
+        self.text.push_str(text);
+        self
+    }
+
     /// Adds a derivation template (`PREFIX*SUFFIX`).
     pub fn derive(mut self, template: &str) -> Self {
         self.derivations
@@ -184,6 +190,10 @@ enum Edit {
     Touch(String, u64),
     /// Builds a static library from C source (`cc -c`, `ar rcs`).
     Library(String, String),
+    /// Makes a file a symbolic link to a target (replacing what was there).
+    Symlink(String, String),
+    /// Removes a file.
+    Remove(String),
 }
 
 impl Edit {
@@ -223,6 +233,12 @@ impl Edit {
                 f.set_modified(UNIX_EPOCH + Duration::from_secs(*secs))
                     .unwrap();
             }
+            Edit::Symlink(rel, target) => {
+                let p = path(rel);
+                let _ = std::fs::remove_file(&p);
+                std::os::unix::fs::symlink(target, p).unwrap();
+            }
+            Edit::Remove(rel) => std::fs::remove_file(dir.join(rel)).unwrap(),
             Edit::Library(rel, source) => {
                 let archive = path(rel);
                 let src = archive.with_extension("c");
@@ -324,6 +340,24 @@ impl Case {
     /// Sets a file's mtime after A compiled (its contents unchanged).
     pub fn touch(mut self, rel: &str, secs: u64) -> Self {
         self.edits.push(Edit::Touch(rel.into(), secs));
+        self
+    }
+
+    /// Makes `rel` a symbolic link to `target`, before anything compiles.
+    pub fn symlink(mut self, rel: &str, target: &str) -> Self {
+        self.files.push(Edit::Symlink(rel.into(), target.into()));
+        self
+    }
+
+    /// Points the symbolic link `rel` at `target` after A compiled.
+    pub fn relink(mut self, rel: &str, target: &str) -> Self {
+        self.edits.push(Edit::Symlink(rel.into(), target.into()));
+        self
+    }
+
+    /// Removes a file after A compiled.
+    pub fn remove(mut self, rel: &str) -> Self {
+        self.edits.push(Edit::Remove(rel.into()));
         self
     }
 

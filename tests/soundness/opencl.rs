@@ -131,4 +131,12 @@ cases!(OpenCl {
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i3)[1];"),
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i4)[1];"),
     ),
+    group_leak_static_global_defined_by_both: Case::new(
+        kc("ka", "__constant float kc_g = 2.0f;", "x[i0] *= kc_g;"),
+        kc("kb", "__constant float kc_g = 3.0f;", "x[i0] *= kc_g;"),
+    ),
+    kernel_name_of_b_is_a_helper_in_a: Case::new(
+        kc("ka", "float kb(float v) { return v * 2.0f; }", "x[i0] = kb(x[i0]);"),
+        kc("kb", "", "x[i0] += 3.0f;"),
+    ),
 });

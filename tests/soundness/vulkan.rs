@@ -97,4 +97,21 @@ cases!(Vulkan {
         kc("ka", "", "x[i0] = float(__LINE__);"),
         kc("kb", "\n", "x[i0] = float(__LINE__);"),
     ),
+    option_undefines_loop_symbol_name: Case::new(
+        kc("ko", "", "x[i0] *= i7;").opts(&["-Di7=3.0", "-Di8=5.0", "-Ui8"]),
+        kc("ko", "", "x[i0] *= i8;").opts(&["-Di7=3.0", "-Di8=5.0", "-Ui8"]),
+    ),
+    /// The backend defines each entry's name as `main`: `#ifdef` sees it.
+    kernel_name_tested_by_ifdef: Case::new(
+        kc(
+            "f__seg0",
+            "",
+            "x[i0] += 1.0;\n#ifdef f__seg0\n    x[i0] += 10.0;\n#endif"
+        ),
+        kc(
+            "f__seg1",
+            "",
+            "x[i0] += 1.0;\n#ifdef f__seg0\n    x[i0] += 10.0;\n#endif"
+        ),
+    ),
 });
