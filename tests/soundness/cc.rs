@@ -500,4 +500,70 @@ cases!(CcBackend {
         kc("f__seg0", "#define KC_S(a) #a", "x[i0] = KC_S(f__seg0)[6];"),
         kc("f__seg1", "#define KC_S(a) #a", "x[i0] = KC_S(f__seg1)[6];"),
     ),
+
+    // ------------------------------------------------ more attacks ---
+    option_define_separate_argument_defines_loop_symbol: Case::new(
+        kc("ko", "", "x[i0] *= i7;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),
+        kc("ko", "", "x[i0] *= i8;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),
+    ),
+    header_absolute_path_edited: Case::same(adds_v("#include \"@DIR@/kc_abs.h\""))
+        .file("kc_abs.h", &v_header("1.0f"))
+        .edit("kc_abs.h", &v_header("2.0f")),
+    /// `-Iinc` is relative to the directory the compiler runs in.
+    header_relative_include_dir_edited: Case::same(adds_v("#include <kc_rel.h>").opts(&["-Iinc"]))
+        .file("inc/kc_rel.h", &v_header("1.0f"))
+        .edit("inc/kc_rel.h", &v_header("2.0f")),
+    header_imacros_edited: Case::same(
+        kc("kh", "", "x[i0] += KC_V;").opts(&["-imacros", "@DIR@/kc_im.h"]),
+    )
+    .file("kc_im.h", &v_header("1.0f"))
+    .edit("kc_im.h", &v_header("2.0f")),
+    option_forced_include_nested_header_edited: Case::same(
+        kc("kh", "", "x[i0] += KC_V;").opts(&["-include", "@DIR@/kc_outer.h"]),
+    )
+    .file("kc_outer.h", "#include \"kc_nested.h\"\n")
+    .file("kc_nested.h", &v_header("1.0f"))
+    .edit("kc_nested.h", &v_header("2.0f")),
+    option_forced_include_relative_path_edited: Case::same(
+        kc("kh", "", "x[i0] += KC_V;").opts(&["-include", "kc_frel.h"]),
+    )
+    .file("kc_frel.h", &v_header("1.0f"))
+    .edit("kc_frel.h", &v_header("2.0f")),
+    /// `.include` makes the assembler read a file.
+    asm_include_reads_a_file: Case::same(kc(
+        "kh",
+        "__asm__(\".include \\\"@DIR@/kc_inc.s\\\"\");\nextern const unsigned char kc_byte[];",
+        "x[i0] += kc_byte[0];",
+    ))
+    .file("kc_inc.s", ".pushsection .rodata\n.globl kc_byte\nkc_byte: .byte 65\n.popsection\n")
+    .edit("kc_inc.s", ".pushsection .rodata\n.globl kc_byte\nkc_byte: .byte 66\n.popsection\n"),
+    /// B's text does not define its entry point; A's does.
+    kernel_name_b_defined_only_by_a: Case::new(
+        k("ka", kern("ka", "", "x[i0] += 1.0f;") + &kern("kb", "", "x[i0] += 5.0f;")),
+        k("kb", kern("kb_other", "", "x[i0] += 2.0f;")),
+    ),
+    /// GCC takes `$` into identifiers: `i3$x` is one name.
+    dollar_in_identifier: Case::new(
+        kc("kd", "", "float i3$x = 2.0f; x[i0] += i3$x;"),
+        kc("kd", "", "float i4$x = 5.0f; x[i0] += i4$x;"),
+    ),
+    /// `??/` then a newline splices `i` and `3` (trigraphs on).
+    trigraph_splice_in_identifier: Case::new(
+        kc("kt", "", "float i??/\n3 = 2.0f; x[i0] += i3;").opts(&["-std=c11"]),
+        kc("kt", "", "float i??/\n3 = 2.0f; x[i0] += i4;").opts(&["-std=c11"]),
+    ),
+    backslash_space_newline_in_identifier: Case::new(
+        kc("kt", "", "float i\\ \n3 = 2.0f; x[i0] += i3;"),
+        kc("kt", "", "float i\\ \n3 = 2.0f; x[i0] += i4;"),
+    ),
+    /// A backslash before a lone CR splices too.
+    backslash_cr_splices_identifier: Case::new(
+        kc("kt", "", "float i\\\r3 = 2.0f; x[i0] += i3;"),
+        kc("kt", "", "float i\\\r3 = 2.0f; x[i0] += i4;"),
+    ),
+    /// `v1_\u00e9` and `v1_é` are one identifier to GCC.
+    ucn_and_utf8_spell_one_identifier: Case::new(
+        kc("kt", "", "float v1_é = 2.0f; x[i0] += v1_\\u00e9;"),
+        kc("kt", "", "float v2_é = 2.0f; x[i0] += v1_\\u00e9;"),
+    ),
 });

@@ -288,4 +288,12 @@ cases!(Ptx {
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i3)[1];"),
         kc("kn", "#define KC_STR(a) #a", "x[i0] += KC_STR(i4)[1];"),
     ),
+
+    header_absolute_path_edited: Case::same(kc("kh", "#include \"@DIR@/kc_abs.h\"", "x[i0] += KC_V;"))
+        .file("kc_abs.h", "#define KC_V 1.0f\n")
+        .edit("kc_abs.h", "#define KC_V 2.0f\n"),
+    option_define_macro_long_form_defines_loop_symbol: Case::new(
+        kc("ko", "", "x[i0] *= i7;").opts(&["--define-macro=i7=3.0f", "--define-macro=i8=5.0f"]),
+        kc("ko", "", "x[i0] *= i8;").opts(&["--define-macro=i7=3.0f", "--define-macro=i8=5.0f"]),
+    ),
 });

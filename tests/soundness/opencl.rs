@@ -139,4 +139,27 @@ cases!(OpenCl {
         kc("ka", "float kb(float v) { return v * 2.0f; }", "x[i0] = kb(x[i0]);"),
         kc("kb", "", "x[i0] += 3.0f;"),
     ),
+
+    header_absolute_path_edited: Case::same(kc("kh", "#include \"@DIR@/kc_abs.h\"", "x[i0] += KC_V;"))
+        .file("kc_abs.h", "#define KC_V 1.0f\n")
+        .edit("kc_abs.h", "#define KC_V 2.0f\n"),
+    /// `-Iinc` is relative to the process's working directory.
+    header_relative_include_dir_edited: Case::same(
+        kc("kh", "#include <kc_rel.h>", "x[i0] += KC_V;").opts(&["-Iinc"]),
+    )
+    .file("inc/kc_rel.h", "#define KC_V 1.0f\n")
+    .edit("inc/kc_rel.h", "#define KC_V 2.0f\n")
+    .in_cwd(),
+    option_define_separate_argument_defines_loop_symbol: Case::new(
+        kc("ko", "", "x[i0] *= i7;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),
+        kc("ko", "", "x[i0] *= i8;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),
+    ),
+    kernel_name_b_defined_only_by_a: Case::new(
+        k("ka", kern("ka", "", "x[i0] += 1.0f;") + &kern("kb", "", "x[i0] += 5.0f;")),
+        k("kb", kern("kb_other", "", "x[i0] += 2.0f;")),
+    ),
+    dollar_in_identifier: Case::new(
+        kc("kd", "", "float i3$x = 2.0f; x[i0] += i3$x;"),
+        kc("kd", "", "float i4$x = 5.0f; x[i0] += i4$x;"),
+    ),
 });

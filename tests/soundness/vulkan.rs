@@ -114,4 +114,19 @@ cases!(Vulkan {
             "x[i0] += 1.0;\n#ifdef f__seg0\n    x[i0] += 10.0;\n#endif"
         ),
     ),
+
+    option_define_macro_long_form_defines_loop_symbol: Case::new(
+        kc("ko", "", "x[i0] *= i7;").opts(&[
+            "--define-macro",
+            "i7=3.0",
+            "--define-macro",
+            "i8=5.0"
+        ]),
+        kc("ko", "", "x[i0] *= i8;").opts(&[
+            "--define-macro",
+            "i7=3.0",
+            "--define-macro",
+            "i8=5.0"
+        ]),
+    ),
 });
