@@ -566,4 +566,9 @@ cases!(CcBackend {
         kc("kt", "", "float v1_é = 2.0f; x[i0] += v1_\\u00e9;"),
         kc("kt", "", "float v2_é = 2.0f; x[i0] += v1_\\u00e9;"),
     ),
+    /// Control: two independent kernels, alone or together, answer alike.
+    group_independent_kernels_answer_as_alone: Case::new(
+        kc("ka", "", "x[i0] += 1.0f;"),
+        kc("kb", "", "x[i0] *= 2.0f;"),
+    ),
 });

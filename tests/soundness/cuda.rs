@@ -189,6 +189,12 @@ fn entry(ptx: &str, symbol: &str) -> Option<String> {
                 });
                 out.push_str(&format!("G{i}"));
             }
+            // Branch labels number the function within the module
+            // (`$L__BB1_2` is block 2 of the module's second function).
+            None if word.starts_with("$L__BB") => {
+                let block = word.rsplit('_').next().unwrap_or_default();
+                out.push_str(&format!("$L__BB_{block}"));
+            }
             None => out.push_str(&word.replace(symbol, "KSYM")),
         }
     }
@@ -295,5 +301,10 @@ cases!(Ptx {
     option_define_macro_long_form_defines_loop_symbol: Case::new(
         kc("ko", "", "x[i0] *= i7;").opts(&["--define-macro=i7=3.0f", "--define-macro=i8=5.0f"]),
         kc("ko", "", "x[i0] *= i8;").opts(&["--define-macro=i7=3.0f", "--define-macro=i8=5.0f"]),
+    ),
+    /// Control: two independent kernels, alone or together, answer alike.
+    group_independent_kernels_answer_as_alone: Case::new(
+        kc("ka", "", "if (x[i0] > 2.0f) x[i0] += 1.0f;"),
+        kc("kb", "", "if (x[i0] > 3.0f) x[i0] *= 2.0f;"),
     ),
 });

@@ -162,4 +162,9 @@ cases!(OpenCl {
         kc("kd", "", "float i3$x = 2.0f; x[i0] += i3$x;"),
         kc("kd", "", "float i4$x = 5.0f; x[i0] += i4$x;"),
     ),
+    /// Control: two independent kernels, alone or together, answer alike.
+    group_independent_kernels_answer_as_alone: Case::new(
+        kc("ka", "", "x[i0] += 1.0f;"),
+        kc("kb", "", "x[i0] *= 2.0f;"),
+    ),
 });

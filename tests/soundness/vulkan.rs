@@ -129,4 +129,9 @@ cases!(Vulkan {
             "i8=5.0"
         ]),
     ),
+    /// Control: two independent kernels, alone or together, answer alike.
+    group_independent_kernels_answer_as_alone: Case::new(
+        kc("ka", "", "x[i0] += 1.0;"),
+        kc("kb", "", "x[i0] *= 2.0;"),
+    ),
 });
