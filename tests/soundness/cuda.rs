@@ -307,4 +307,9 @@ cases!(Ptx {
         kc("ka", "", "if (x[i0] > 2.0f) x[i0] += 1.0f;"),
         kc("kb", "", "if (x[i0] > 3.0f) x[i0] *= 2.0f;"),
     ),
+    renaming_bound_name_is_a_macro_from_a_header: Case::new(
+        kc("kn", "#include \"kc_b.h\"", "x[i0] *= n1_x;").bound(&["n1_x"]).opts(&["-I@DIR@"]),
+        kc("kn", "#include \"kc_b.h\"", "x[i0] *= n2_x;").bound(&["n2_x"]).opts(&["-I@DIR@"]),
+    )
+    .file("kc_b.h", "#define n1_x 3.0f\n#define n2_x 5.0f\n"),
 });

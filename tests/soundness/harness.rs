@@ -304,6 +304,13 @@ impl Case {
         Self::new(kernel.clone(), kernel)
     }
 
+    /// Sets the option list of both kernels.
+    pub fn opts_both(mut self, options: &[&str]) -> Self {
+        self.a = self.a.opts(options);
+        self.b = self.b.opts(options);
+        self
+    }
+
     /// A file in the case's directory before anything compiles.
     pub fn file(mut self, rel: &str, text: &str) -> Self {
         self.files

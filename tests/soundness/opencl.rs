@@ -167,4 +167,19 @@ cases!(OpenCl {
         kc("ka", "", "x[i0] += 1.0f;"),
         kc("kb", "", "x[i0] *= 2.0f;"),
     ),
+    renaming_loop_symbol_named_in_a_macro_body: Case::new(
+        kc("kn", "#define KC_M (2.0f * i3)", "float i3 = 3.0f; x[i0] += KC_M;"),
+        kc("kn", "#define KC_M (2.0f * i3)", "float i4 = 3.0f; x[i0] += KC_M;"),
+    ),
+    renaming_bound_name_is_a_macro_from_a_header: Case::new(
+        kc("kn", "#include \"kc_b.h\"", "x[i0] *= n1_x;").bound(&["n1_x"]).opts(&["-I@DIR@"]),
+        kc("kn", "#include \"kc_b.h\"", "x[i0] *= n2_x;").bound(&["n2_x"]).opts(&["-I@DIR@"]),
+    )
+    .file("kc_b.h", "#define n1_x 3.0f\n#define n2_x 5.0f\n"),
+    position_macro_from_header_names_the_segment: segments(
+        "#include \"kc_where.h\"",
+        "x[i0] = KC_WHERE();",
+    )
+    .opts_both(&["-I@DIR@"])
+    .file("kc_where.h", "#define KC_WHERE() (__func__[6])\n"),
 });

@@ -134,4 +134,16 @@ cases!(Vulkan {
         kc("ka", "", "x[i0] += 1.0;"),
         kc("kb", "", "x[i0] *= 2.0;"),
     ),
+    renaming_loop_symbol_named_in_a_macro_body: Case::new(
+        kc(
+            "kn",
+            "#define KC_M (2.0 * i3)",
+            "float i3 = 3.0; x[i0] += KC_M;"
+        ),
+        kc(
+            "kn",
+            "#define KC_M (2.0 * i3)",
+            "float i4 = 3.0; x[i0] += KC_M;"
+        ),
+    ),
 });
