@@ -71,7 +71,9 @@
 //! options and the digests of the headers it reads (so a header edited
 //! between two compiles in one process is compiled afresh), or for a load by
 //! `<binary>` and the bytes. Compiling or loading the same thing twice hands
-//! back the same `Arc<CcProgram>`. [`CcBackend::clear_cache`] clears it inside
+//! back the same `Arc<CcProgram>` while anyone holds it; a program only the
+//! cache holds is let go when the cache grows (see
+//! [`GuardedCache::sweep_unheld`]). [`CcBackend::clear_cache`] clears it inside
 //! [`Hooks::around_clear`]; [`CcBackend::destroy_device`] notifies
 //! `("cc", 0)` before anything is released. A program handed out stays valid
 //! after either: its library closes when the last `Arc` drops.
@@ -260,7 +262,11 @@ impl CcBuilder {
                     "cc handle cache let go of a program"
                 );
                 Ok(())
-            }),
+            })
+            // A program only the cache holds (the code cache above evicted
+            // it, no caller has it) is let go: its library closes and its
+            // file goes, so a long search stays within the caps.
+            .sweep_unheld(|program| Arc::strong_count(program) > 1),
         );
         let mut backend = CcBackend {
             kernels,
