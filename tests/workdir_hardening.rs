@@ -450,3 +450,43 @@ fn a_sigkilled_process_work_dir_is_swept_once_stale() {
         "a stale leftover of a killed process was kept"
     );
 }
+
+#[test]
+fn a_symlinked_temp_root_is_not_followed() {
+    let hooks = Hooks::new();
+    let base = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), root_in(base.path())).unwrap();
+    let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
+    // Made in the base itself, as private as ever; nothing went through the link.
+    assert_eq!(b.work_dir().parent(), Some(base.path()));
+    assert_eq!(
+        fs::symlink_metadata(b.work_dir()).unwrap().mode() & 0o7777,
+        0o700
+    );
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    b.compile(&job(&[KernelSource {
+        symbol: "saxpy",
+        text: SAXPY,
+    }]))
+    .unwrap();
+}
+
+#[test]
+fn a_temp_root_of_another_user_is_not_used() {
+    if euid() != 0 {
+        eprintln!("skipping: only root can give a directory to another user");
+        return;
+    }
+    let hooks = Hooks::new();
+    let base = shared_base();
+    let root = root_in(base.path());
+    fs::create_dir(&root).unwrap();
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+    let c = CString::new(root.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+    let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
+    assert_eq!(b.work_dir().parent(), Some(base.path()));
+    assert_eq!(fs::read_dir(&root).unwrap().count(), 0);
+}
