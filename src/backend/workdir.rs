@@ -22,7 +22,11 @@
 //! backend's directory first removes, from the root only, directories named
 //! as above whose process is gone and whose modification time is older than
 //! [`STALE_AFTER`], owned by the current user; symlinks are never followed
-//! (neither the entries themselves nor anything below them).
+//! (neither the entries themselves nor anything below them). A live
+//! backend's directory is never swept: its process is alive (the pid is read
+//! from the name; a process in another pid namespace sharing the directory
+//! would look dead, and after an hour idle lose its directory, which fails
+//! its next compile, never answers wrongly).
 
 use std::fs;
 use std::io::{self, Write};
