@@ -27,9 +27,9 @@
 //! files kcache cannot see are refused with [`BackendError::Refused`] (see
 //! `options.rs` for the list and the reasons). Each compile works in a
 //! private directory of its own under the backend's work directory, with
-//! fixed file names, so concurrent compiles never collide and the same group compiles to
-//! the same bytes in any process (the object records only the source's base
-//! name).
+//! fixed file names, so concurrent compiles never collide and the same group
+//! compiles to the same bytes in any process (the object records only the
+//! source's base name).
 //!
 //! # Loading
 //!
