@@ -63,8 +63,7 @@ struct Input {
 }
 
 fn read_kernel(path: &Path, canon: CanonOptions, options: Vec<String>) -> Result<Input, Failure> {
-    let text = String::from_utf8(super::input::read_file(path)?)
-        .map_err(|_| Failure(format!("cannot read {}: not UTF-8 text", path.display())))?;
+    let text = super::input::read_text(path)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -35,6 +35,12 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     read_limited(file).map_err(fail)
 }
 
+/// [`read_file`], as UTF-8 text.
+pub fn read_text(path: &Path) -> Result<String, Failure> {
+    String::from_utf8(read_file(path)?)
+        .map_err(|_| Failure(format!("cannot read {}: not UTF-8 text", path.display())))
+}
+
 /// Reads standard input, at most [`MAX_INPUT_BYTES`].
 pub fn read_stdin() -> Result<Vec<u8>, Failure> {
     read_limited(std::io::stdin().lock())
