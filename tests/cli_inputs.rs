@@ -19,12 +19,16 @@ struct Run {
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn kcache(dir: &Path, args: &[&str]) -> Run {
+    kcache_with_stdin(dir, args, Stdio::null())
+}
+
+fn kcache_with_stdin(dir: &Path, args: &[&str], stdin: Stdio) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kcache"))
         .args(args)
         .env("KCACHE_DIR", dir.join("store"))
         .env("TMPDIR", dir)
         .env_remove("KCACHE_STORE")
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -133,4 +137,17 @@ fn tune_with_too_many_candidates_is_a_usage_error() {
         &["tune", "--compile-only", "--candidates", "1000000000000"],
     );
     refused(&run, 2, "at most");
+}
+
+#[test]
+fn canon_of_endless_standard_input_stops_at_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let run = kcache_with_stdin(dir.path(), &["canon"], Stdio::from(zero));
+    refused(&run, 1, "cannot read standard input");
+    assert!(
+        run.stderr.contains("over the limit of 64 MiB"),
+        "{}",
+        run.stderr
+    );
 }
