@@ -7,13 +7,14 @@
 //! directives, member operators, digraphs, bytes that are not UTF-8); and
 //! corpus kernels mutated byte-wise (flips, insertions, deletions, splices
 //! from another kernel). Each goes through [`lex`] (which must cover the
-//! input exactly, in order) and [`canonical_kernel`] under random options,
-//! whose text must equal [`Renamer::canonical_text`]'s. A panic fails the
+//! input exactly, in order) and [`canonical_kernel`] under random options
+//! (and, for a third, macro names kept as written), whose text must equal
+//! [`Renamer::canonical_text`]'s. A panic fails the
 //! test with its seed; an input that takes longer than the watchdog allows
 //! fails it too, without waiting for the input to finish.
 
 use kcache::canon::lexer::lex;
-use kcache::canon::{canonical_kernel, CanonOptions, Derivation, Renamer};
+use kcache::canon::{canonical_kernel, CanonOptions, Derivation, MacroNames, Renamer};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -234,6 +235,19 @@ fn check(seed: u64, corpus: &[Vec<u8>]) {
         Renamer::new(&options).canonical_text(&input),
         "canonicalize and canonical_text disagree"
     );
+    // Names a backend reports as macros are kept as written.
+    if rng.below(3) == 0 {
+        let macros: MacroNames = names(&mut rng)
+            .into_iter()
+            .map(|n| n.into_bytes().into_boxed_slice())
+            .collect();
+        let renamer = Renamer::new(&options).with_macros(Arc::new(macros));
+        assert_eq!(
+            renamer.canonicalize(&input).text,
+            renamer.canonical_text(&input),
+            "canonicalize and canonical_text disagree with macros"
+        );
+    }
 }
 
 /// How long one input may take before the run counts as hung.
