@@ -12,6 +12,10 @@
 //! Child processes a backend runs get umask 077, so what they write is
 //! private too.
 //!
+//! The checks hold against other users as long as `<base>` is private or
+//! sticky, as `/tmp` is: in a directory anyone may rename entries of, no
+//! check made by path can be.
+//!
 //! When the root cannot be used (another user owns `<base>/kcache-<uid>`, or
 //! it is a symlink), the directories are made in `<base>` directly, with the
 //! same checks, and nothing is swept.
