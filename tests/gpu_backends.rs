@@ -436,6 +436,31 @@ mod opencl {
         child_runs(OpenCl::new(&OpenClConfig::default()).unwrap());
     }
 
+    /// The GPU backends share this handle cache (`gpu::Lifecycle`): a program
+    /// neither a caller nor a `Compiled` holds is let go as the cache grows,
+    /// and one a caller holds stays the cached one.
+    #[test]
+    fn the_handle_cache_lets_go_of_programs_no_one_holds() {
+        use kcache::cache::guarded::SWEEP_MIN;
+        let Some(cl) = backend() else { return };
+        let text = |i: usize| format!("__kernel void k(__global float* y) {{ y[0] = {i}.0f; }}");
+        let compile = |text: &str| {
+            let kernels = [KernelSource { symbol: "k", text }];
+            cl.compile(&job(&kernels, &[])).unwrap().program
+        };
+        let first = compile(&text(0));
+        let n = 2 * SWEEP_MIN + 8;
+        for i in 1..n {
+            drop(compile(&text(i)));
+        }
+        let cached = cl.kernel_cache().cache().len();
+        assert!(
+            cached <= 2 * SWEEP_MIN + 1,
+            "{cached} of {n} programs cached"
+        );
+        assert!(std::sync::Arc::ptr_eq(&first, &compile(&text(0))));
+    }
+
     #[test]
     fn a_compile_error_names_the_group_and_carries_the_build_log() {
         let broken = "__kernel void broken(__global float* x) { x[0] = undeclared_name; }";

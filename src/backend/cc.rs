@@ -26,22 +26,31 @@
 //! Options that would write files, change what the compiler produces, or read
 //! files kcache cannot see are refused with [`BackendError::Refused`] (see
 //! `options.rs` for the list and the reasons). Each compile works in a
-//! private directory under the backend's work directory, with fixed file
-//! names, so concurrent compiles never collide and the same group compiles to
-//! the same bytes in any process (the object records only the source's base
-//! name).
+//! private directory of its own under the backend's work directory, with
+//! fixed file names, so concurrent compiles never collide and the same group
+//! compiles to the same bytes in any process (the object records only the
+//! source's base name).
 //!
 //! # Loading
 //!
-//! A compiled object, or bytes handed back by a store, is written once to
-//! `<work>/b-<blake3 of the bytes>.so` (temp file, then a rename that never
-//! replaces an existing file: same name, same bytes) and opened with
-//! `RTLD_NOW | RTLD_LOCAL`, so an undefined reference fails the load with its
-//! name instead of the first call. Every kernel must be defined by the object
-//! itself (not by a library it links). The work directory keeps one such file
-//! per distinct program for the backend's life, and goes away with the
-//! backend; it honours `TMPDIR`, or [`CcBuilder::work_dir_in`] (it must allow
-//! mapping code: not a `noexec` mount).
+//! A compiled object, or bytes handed back by a store, is written to a new
+//! file of its own, `<work>/b-<digest prefix>-<random>.so` (created
+//! exclusively, mode 0600: a file already there, planted or left over, is
+//! never used), and opened with `RTLD_NOW | RTLD_LOCAL`, so an undefined
+//! reference fails the load with its name instead of the first call. Every
+//! kernel must be defined by the object itself (not by a library it links).
+//! The file is removed when its program is dropped (after the library
+//! closes).
+//!
+//! # The work directory
+//!
+//! The backend's work directory is private (see [`workdir`]): made in
+//! kcache's temp root `<TMPDIR>/kcache-<uid>` (or in
+//! [`CcBuilder::work_dir_in`]'s directory; it must allow mapping code: not a
+//! `noexec` mount), mode 0700, owner and mode checked; every file in it is
+//! created exclusively with mode 0600, and the compiler runs with umask 077.
+//! It goes away with the backend; creating a backend first sweeps the
+//! directories of killed processes older than [`workdir::STALE_AFTER`].
 //!
 //! # Identity
 //!
@@ -62,17 +71,19 @@
 //! options and the digests of the headers it reads (so a header edited
 //! between two compiles in one process is compiled afresh), or for a load by
 //! `<binary>` and the bytes. Compiling or loading the same thing twice hands
-//! back the same `Arc<CcProgram>`. [`CcBackend::clear_cache`] clears it inside
+//! back the same `Arc<CcProgram>` while anyone holds it; a program only the
+//! cache holds is let go when the cache grows (see
+//! [`GuardedCache::sweep_unheld`]). [`CcBackend::clear_cache`] clears it inside
 //! [`Hooks::around_clear`]; [`CcBackend::destroy_device`] notifies
 //! `("cc", 0)` before anything is released. A program handed out stays valid
 //! after either: its library closes when the last `Arc` drops.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::backend::workdir::{self, PrivateDir};
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
     Language, Launch,
@@ -236,12 +247,8 @@ impl CcBuilder {
                 reason: "the source directory must be valid UTF-8 to pass to the compiler".into(),
             })?
             .to_string();
-        let mut work = tempfile::Builder::new();
-        work.prefix("kcache-cc-");
-        let work = match &self.work_root {
-            Some(root) => work.tempdir_in(root).map_err(io(root))?,
-            None => work.tempdir().map_err(io(&std::env::temp_dir()))?,
-        };
+        let work_base = self.work_root.clone().unwrap_or_else(std::env::temp_dir);
+        let work = PrivateDir::create(FAMILY, Some(&work_base), true).map_err(io(&work_base))?;
         let hooks = self.hooks.unwrap_or_else(|| hooks::global().clone());
         let kernels = KernelCache::new(
             FAMILY,
@@ -255,7 +262,11 @@ impl CcBuilder {
                     "cc handle cache let go of a program"
                 );
                 Ok(())
-            }),
+            })
+            // A program only the cache holds (the code cache above evicted
+            // it, no caller has it) is let go: its library closes and its
+            // file goes, so a long search stays within the caps.
+            .sweep_unheld(|program| Arc::strong_count(program) > 1),
         );
         let mut backend = CcBackend {
             kernels,
@@ -293,7 +304,7 @@ pub struct CcBackend {
     /// Set by `destroy_device`: like a GPU backend whose device went, this
     /// one builds and runs nothing more (what it handed out stays valid).
     destroyed: std::sync::atomic::AtomicBool,
-    work: tempfile::TempDir,
+    work: PrivateDir,
 }
 
 impl std::fmt::Debug for CcBackend {
@@ -621,9 +632,11 @@ impl CcBackend {
         }
     }
 
-    /// Writes `binary` as `<work>/b-<digest>.so` (unless there already) and
-    /// loads it, requiring `symbols`; `open_failed` says what a failure to
-    /// load means for the caller.
+    /// Writes `binary` to a new file of its own in the work directory
+    /// (created exclusively under an unpredictable name: a file found there
+    /// is never used) and loads it, requiring `symbols`; `open_failed` says
+    /// what a failure to load means for the caller. The file goes when the
+    /// program does.
     fn install(
         &self,
         binary: Vec<u8>,
@@ -631,22 +644,10 @@ impl CcBackend {
         symbols: &[&str],
         open_failed: impl FnOnce(String) -> BackendError,
     ) -> Result<CcProgram, BackendError> {
-        let path = self.work.path().join(format!("b-{}.so", digest.to_hex()));
-        if !path.exists() {
-            let tmp = tempfile::Builder::new()
-                .prefix(".b-")
-                .tempfile_in(self.work.path())
-                .and_then(|mut tmp| tmp.write_all(&binary).map(|()| tmp))
-                .map_err(self.io_error(self.work.path()))?;
-            if let Err(e) = tmp.persist_noclobber(&path) {
-                // Another thread installed the same bytes first: same name,
-                // same contents, and it may already be loaded: leave it.
-                if e.error.kind() != std::io::ErrorKind::AlreadyExists {
-                    return Err(self.io_error(&path)(e.error));
-                }
-            }
-        }
-        CcProgram::open(path, binary, digest, symbols).map_err(|e| match e {
+        let prefix = format!("b-{}-", &digest.to_hex()[..16]);
+        let file = workdir::new_file_in(self.work.path(), &prefix, ".so", &binary)
+            .map_err(self.io_error(self.work.path()))?;
+        CcProgram::open(file, binary, digest, symbols).map_err(|e| match e {
             program::OpenError::Dl(reason) => open_failed(reason),
             program::OpenError::Missing(symbol) => BackendError::MissingSymbol {
                 backend: FAMILY,
@@ -662,16 +663,15 @@ impl CcBackend {
         tu: &str,
         symbols: &[&str],
     ) -> Result<CcProgram, BackendError> {
-        let dir = tempfile::Builder::new()
-            .prefix("c-")
-            .tempdir_in(self.work.path())
+        let dir = self
+            .work
+            .subdir("c-")
             .map_err(self.io_error(self.work.path()))?;
         let src = dir.path().join("kernels.c");
         let out = dir.path().join("kernels.so");
-        std::fs::write(&src, tu).map_err(self.io_error(&src))?;
-        let output = self
-            .compiler
-            .command()
+        workdir::write_new(&src, tu.as_bytes()).map_err(self.io_error(&src))?;
+        let mut command = self.compiler.command();
+        let output = workdir::private_umask(&mut command)
             .args(MANDATORY)
             .args(&self.default_flags)
             .arg("-iquote")

@@ -281,7 +281,9 @@ enum Slot<D> {
 ///
 /// * Programs live in a [`KernelCache`] keyed by [`compile_key`] or
 ///   [`load_key`] on the backend's device index, so compiling (or loading)
-///   the same group twice in a process answers the same program. Values own
+///   the same group twice in a process answers the same program while anyone
+///   holds it (a program only the cache holds is let go as the cache grows:
+///   [`GuardedCache::sweep_unheld`]). Values own
 ///   their handles (each program holds its device by `Arc`), so the cache is
 ///   [`Handles::Owned`]: a program built across a clear is still good.
 /// * The cache's device-destroy listener is registered on the hooks the
@@ -317,7 +319,15 @@ where
             family,
             index,
             slot: RwLock::new(Slot::Open(device)),
-            kernels: KernelCache::new(family, hooks, GuardedCache::new(Handles::Owned)),
+            // Bounded by what the layers above hold (see `sweep_unheld`): a
+            // program is held through its `Compiled` or its `Arc` alone.
+            kernels: KernelCache::new(
+                family,
+                hooks,
+                GuardedCache::new(Handles::Owned).sweep_unheld(|c: &Arc<Compiled<P>>| {
+                    Arc::strong_count(c) > 1 || Arc::strong_count(&c.program) > 1
+                }),
+            ),
         }
     }
 

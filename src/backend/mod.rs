@@ -16,6 +16,7 @@ pub mod cuda;
 mod gpu;
 pub mod opencl;
 pub mod vulkan;
+pub mod workdir;
 
 /// One kernel of a group, as the renderer wrote it.
 #[derive(Clone, Copy, Debug)]

@@ -85,6 +85,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 
 use super::gpu::{self, Lifecycle};
+use super::workdir;
 use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
 use crate::cache::guarded::KernelCache;
 use crate::cache::hooks::{self, Hooks};
@@ -580,9 +581,11 @@ fn compile_kernel(
     let source = dir.join(format!("{symbol}.comp"));
     let output = dir.join(format!("{symbol}.spv"));
     let prepared = entry_as_main(text, symbol).map_err(|e| format!("{symbol}: {e}"))?;
-    std::fs::write(&source, prepared).map_err(|e| format!("{}: {e}", source.display()))?;
+    workdir::write_new(&source, prepared.as_bytes())
+        .map_err(|e| format!("{}: {e}", source.display()))?;
 
     let mut command = Command::new(&tools.glslang);
+    workdir::private_umask(&mut command);
     command.current_dir(dir).args(["-V", "-S", "comp"]);
     if !options_name_env {
         command.args(["--target-env", target_env]);
@@ -1372,6 +1375,7 @@ impl Vulkan {
     /// registered on `hooks` (and teardown notifications sent there).
     pub fn with_hooks(config: &VulkanConfig, hooks: &Hooks) -> Result<Self, BackendError> {
         let tools = Tools::find(config).map_err(unavailable)?;
+        workdir::sweep_temp_root();
         let device = open_device(config.device).map_err(unavailable)?;
         let identity = format!(
             "vulkan;glslang={};device={};driver={};cache={}",
@@ -1429,9 +1433,8 @@ impl Vulkan {
         let target_env = named_env
             .clone()
             .unwrap_or_else(|| DEFAULT_TARGET_ENV.to_string());
-        let dir = tempfile::Builder::new()
-            .prefix("kcache-glslang-")
-            .tempdir()
+        // Private (see `workdir`): glslang's input and output are read back.
+        let dir = workdir::PrivateDir::create("glslang", None, false)
             .map_err(|e| fail(format!("cannot create a temporary directory: {e}")))?;
         let results: Vec<Result<Vec<u8>, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = job

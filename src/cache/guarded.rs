@@ -67,6 +67,18 @@
 //! assert_eq!(*log.lock().unwrap(), ["module unloaded", "context destroyed"]);
 //! ```
 //!
+//! # Values no one holds
+//!
+//! A cache built with [`GuardedCache::sweep_unheld`] lets go of values only
+//! it holds: whenever a device's entries grow past twice what was held at its
+//! last sweep (and past [`SWEEP_MIN`]), installing one first sweeps that
+//! device, handing every value the `held` test rejects to the destroy hook.
+//! The layer above (the resolver's code cache, which is byte-capped) decides
+//! what stays alive; the handle cache then never holds more than about twice
+//! that, however long a search runs. The test runs under the lock, and only
+//! the cache can hand out a value it alone holds, so a value found unheld
+//! cannot be taken meanwhile.
+//!
 //! # Model checking
 //!
 //! The protocol is model-checked with loom (the tests in `loom_model` below):
@@ -169,9 +181,17 @@ pub struct Stats {
 
 type DestroyFn<V> = dyn Fn(Arc<V>) -> Result<(), BoxError> + Send + Sync;
 
+type HeldFn<V> = dyn Fn(&Arc<V>) -> bool + Send + Sync;
+
+/// The fewest entries a device holds before [`GuardedCache::sweep_unheld`]'s
+/// sweeps start.
+pub const SWEEP_MIN: usize = 32;
+
 struct Slot<K, V> {
     epoch: u64,
     entries: HashMap<K, Arc<V>>,
+    /// Past this many entries, an install sweeps (with `sweep_unheld`).
+    sweep_at: usize,
 }
 
 impl<K, V> Default for Slot<K, V> {
@@ -179,7 +199,25 @@ impl<K, V> Default for Slot<K, V> {
         Slot {
             epoch: 0,
             entries: HashMap::new(),
+            sweep_at: SWEEP_MIN,
         }
+    }
+}
+
+impl<K, V> Slot<K, V> {
+    /// Takes out every value `held` rejects, and sets the next sweep's
+    /// threshold.
+    fn sweep(&mut self, held: &HeldFn<V>) -> Vec<Arc<V>> {
+        let mut victims = Vec::new();
+        self.entries.retain(|_, v| {
+            let keep = held(v);
+            if !keep {
+                victims.push(v.clone());
+            }
+            keep
+        });
+        self.sweep_at = SWEEP_MIN.max(2 * self.entries.len());
+        victims
     }
 }
 
@@ -199,6 +237,7 @@ pub struct GuardedCache<K, V> {
     state: Mutex<State<K, V>>,
     destroy: Box<DestroyFn<V>>,
     handles: Handles,
+    held: Option<Box<HeldFn<V>>>,
 }
 
 enum Rejected<V> {
@@ -232,7 +271,42 @@ where
             }),
             destroy: Box::new(destroy),
             handles,
+            held: None,
         }
+    }
+
+    /// Lets go of values no one else holds, by `held` (see the [module
+    /// docs](self#values-no-one-holds)): `held(v)` answers whether anyone but
+    /// the cache holds `v` (typically `Arc::strong_count(v) > 1`, or the same
+    /// of a handle inside `v`). It runs under the cache's lock and must not
+    /// use the cache.
+    pub fn sweep_unheld<F>(mut self, held: F) -> Self
+    where
+        F: Fn(&Arc<V>) -> bool + Send + Sync + 'static,
+    {
+        self.held = Some(Box::new(held));
+        self
+    }
+
+    /// Sweeps every device now (with [`GuardedCache::sweep_unheld`]; else
+    /// nothing happens). Returns how many values were let go of; each went to
+    /// the destroy hook, outside the lock.
+    pub fn sweep(&self) -> Result<usize, GuardedError> {
+        let Some(held) = &self.held else {
+            return Ok(0);
+        };
+        let victims: Vec<Arc<V>> = {
+            let mut s = self.lock();
+            let s = &mut *s;
+            let victims: Vec<_> = s
+                .devices
+                .values_mut()
+                .flat_map(|slot| slot.sweep(&**held))
+                .collect();
+            s.stats.destroys += victims.len() as u64;
+            victims
+        };
+        self.destroy_all(victims)
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K, V>> {
@@ -277,8 +351,8 @@ where
         };
 
         let rejected = {
-            let mut s = self.lock();
-            let s = &mut *s;
+            let mut guard = self.lock();
+            let s = &mut *guard;
             s.stats.builds += 1;
             let slot = s.devices.entry(device).or_default();
             // An installed value is valid by construction (eviction and clear
@@ -294,6 +368,15 @@ where
                 Rejected::Cleared
             } else {
                 slot.entries.insert(key, built.clone());
+                let swept = match &self.held {
+                    Some(held) if slot.entries.len() > slot.sweep_at => slot.sweep(&**held),
+                    _ => Vec::new(),
+                };
+                s.stats.destroys += swept.len() as u64;
+                drop(guard);
+                if let Err(e) = self.destroy_all(swept) {
+                    tracing::warn!(error = %e, device, "destroying values no one held failed");
+                }
                 return Ok(built);
             };
             s.stats.destroys += 1;
@@ -623,187 +706,7 @@ impl<V> fmt::Debug for KernelCache<V> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+mod tests;
 
-    fn ok<V>(v: V) -> impl FnOnce() -> Result<V, GuardedError> {
-        move || Ok(v)
-    }
-
-    #[test]
-    fn keys_are_scoped_per_device() {
-        let c: GuardedCache<&str, u32> = GuardedCache::new(Handles::Owned);
-        let a = c.find_or_build("k", 0, ok(1)).unwrap();
-        let b = c.find_or_build("k", 1, ok(2)).unwrap();
-        assert_eq!((*a, *b), (1, 2));
-        assert_eq!(c.len(), 2);
-        assert_eq!(c.evict_device(0).unwrap(), 1);
-        assert!(!c.contains_key("k", 0));
-        assert!(c.contains_key("k", 1));
-    }
-
-    #[test]
-    fn evict_bumps_the_epoch_of_an_empty_device() {
-        let c: GuardedCache<&str, u32> = GuardedCache::new(Handles::Owned);
-        assert_eq!(c.epoch(3), 0);
-        assert_eq!(c.evict_device(3).unwrap(), 0);
-        assert_eq!(c.epoch(3), 1);
-        assert_eq!(c.generation(), 0);
-        c.clear().unwrap();
-        assert_eq!(c.generation(), 1);
-        assert_eq!(c.epoch(3), 1, "a clear leaves epochs alone");
-    }
-
-    #[test]
-    fn build_failure_caches_nothing() {
-        let c: GuardedCache<&str, u32> = GuardedCache::new(Handles::Owned);
-        let r = c.find_or_build("k", 0, || {
-            Err(GuardedError::Destroy {
-                victims: 0,
-                failed: 0,
-                source: "stand-in build error".into(),
-            })
-        });
-        assert!(r.is_err());
-        assert!(c.is_empty());
-        let s = c.stats();
-        assert_eq!((s.builds, s.build_failures, s.destroys), (0, 1, 0));
-    }
-
-    #[test]
-    fn drop_destroys_what_is_left() {
-        let destroyed = Arc::new(AtomicUsize::new(0));
-        let d = destroyed.clone();
-        let c: GuardedCache<u32, u32> = GuardedCache::with_destroy(Handles::Owned, move |_| {
-            d.fetch_add(1, Ordering::SeqCst);
-            Ok(())
-        });
-        for k in 0..3 {
-            c.find_or_build(k, 0, ok(k)).unwrap();
-        }
-        drop(c);
-        assert_eq!(destroyed.load(Ordering::SeqCst), 3);
-    }
-
-    #[test]
-    fn hits_are_counted_and_share_the_value() {
-        let c: GuardedCache<String, u32> = GuardedCache::new(Handles::Owned);
-        let a = c.find_or_build("k".to_string(), 0, ok(1)).unwrap();
-        let b = c
-            .find_or_build("k".to_string(), 0, || -> Result<u32, GuardedError> {
-                panic!("a hit must not build")
-            })
-            .unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(c.get("k", 0).as_deref(), Some(&1));
-        let s = c.stats();
-        assert_eq!((s.hits, s.builds), (1, 1));
-    }
-}
-
-/// Loom models of the find/evict/clear protocol: two threads, one key.
-///
-/// Each build records whether the other thread had *started* its evict or
-/// clear when the build ran. A value still cached at the end whose build ran
-/// before that start had its epoch/generation noted before the bump, so the
-/// protocol must have rejected it.
 #[cfg(all(test, loom))]
-mod loom_model {
-    use super::*;
-    use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
-    use loom::thread;
-
-    struct Built {
-        saw_invalidation_start: bool,
-    }
-
-    fn build(flag: &AtomicBool) -> Result<Built, GuardedError> {
-        Ok(Built {
-            saw_invalidation_start: flag.load(SeqCst),
-        })
-    }
-
-    fn check_accounting(cache: &GuardedCache<u8, Built>) {
-        let s = cache.stats();
-        assert_eq!(s.builds - s.destroys, cache.len() as u64);
-    }
-
-    #[test]
-    fn evict_against_build() {
-        loom::model(|| {
-            let cache = Arc::new(GuardedCache::<u8, Built>::new(Handles::Owned));
-            let evicting = Arc::new(AtomicBool::new(false));
-            let (c, e) = (cache.clone(), evicting.clone());
-            let builder = thread::spawn(move || c.find_or_build(1, 0, || build(&e)));
-            evicting.store(true, SeqCst);
-            cache.evict_device(0).unwrap();
-            let got = builder.join().unwrap();
-            if let Some(v) = cache.get(&1, 0) {
-                assert!(
-                    v.saw_invalidation_start,
-                    "a build noted before the evict was installed"
-                );
-                assert!(Arc::ptr_eq(&v, got.as_ref().unwrap()));
-            }
-            match got {
-                Ok(_) | Err(GuardedError::DeviceDestroyedDuringBuild { device: 0 }) => {}
-                Err(e) => panic!("unexpected {e}"),
-            }
-            check_accounting(&cache);
-        });
-    }
-
-    fn clear_against_build(handles: Handles) {
-        loom::model(move || {
-            let cache = Arc::new(GuardedCache::<u8, Built>::new(handles));
-            let clearing = Arc::new(AtomicBool::new(false));
-            let (c, f) = (cache.clone(), clearing.clone());
-            let builder = thread::spawn(move || c.find_or_build(1, 0, || build(&f)));
-            clearing.store(true, SeqCst);
-            cache.clear().unwrap();
-            let got = builder.join().unwrap();
-            if let Some(v) = cache.get(&1, 0) {
-                if handles == Handles::Borrowed {
-                    assert!(
-                        v.saw_invalidation_start,
-                        "a build spanning a clear was installed"
-                    );
-                }
-                assert!(Arc::ptr_eq(&v, got.as_ref().unwrap()));
-            }
-            match (handles, got) {
-                (_, Ok(_)) | (Handles::Borrowed, Err(GuardedError::ClearedDuringBuild { .. })) => {}
-                (_, Err(e)) => panic!("unexpected {e}"),
-            }
-            check_accounting(&cache);
-        });
-    }
-
-    #[test]
-    fn clear_against_build_borrowed() {
-        clear_against_build(Handles::Borrowed);
-    }
-
-    #[test]
-    fn clear_against_build_owned() {
-        clear_against_build(Handles::Owned);
-    }
-
-    #[test]
-    fn racing_builds_resolve_to_one_value() {
-        loom::model(|| {
-            let cache = Arc::new(GuardedCache::<u8, u8>::new(Handles::Owned));
-            let c = cache.clone();
-            let other = thread::spawn(move || c.find_or_build(1, 0, || Ok::<_, GuardedError>(1)));
-            let mine = cache
-                .find_or_build(1, 0, || Ok::<_, GuardedError>(2))
-                .unwrap();
-            let theirs = other.join().unwrap().unwrap();
-            assert!(Arc::ptr_eq(&mine, &theirs));
-            let s = cache.stats();
-            assert_eq!(s.builds - s.destroys, 1);
-            assert_eq!(s.lost_races, s.builds - 1);
-        });
-    }
-}
+mod loom_model;

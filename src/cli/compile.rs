@@ -63,8 +63,7 @@ struct Input {
 }
 
 fn read_kernel(path: &Path, canon: CanonOptions, options: Vec<String>) -> Result<Input, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    let text = super::input::read_text(path)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -88,8 +87,7 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
             .map(|f| read_kernel(f, args.rename.options(), args.options.clone()))
             .collect();
     };
-    let text = std::fs::read(manifest)
-        .map_err(|e| Failure(format!("cannot read {}: {e}", manifest.display())))?;
+    let text = super::input::read_file(manifest)?;
     let entries: Vec<ManifestEntry> = serde_json::from_slice(&text)
         .map_err(|e| Failure(format!("{}: {e}", manifest.display())))?;
     let base = manifest.parent().unwrap_or(Path::new("."));
@@ -128,7 +126,9 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
     if flags.source_dir.is_none() {
         flags.source_dir = common_dir(&args);
     }
-    dispatch(&flags, CompileJob(args))
+    // Inputs first: a bad file is reported whatever the backend.
+    let inputs = inputs(&args)?;
+    dispatch(&flags, CompileJob(args, inputs))
 }
 
 /// The directory quoted includes resolve against by default: the manifest's,
@@ -146,12 +146,11 @@ fn common_dir(args: &CompileArgs) -> Option<PathBuf> {
     dirs.all(|d| d == first).then_some(first)
 }
 
-struct CompileJob(CompileArgs);
+struct CompileJob(CompileArgs, Vec<Input>);
 
 impl Job for CompileJob {
     fn run<B: Backend + 'static>(self, backend: Arc<B>) -> Result<ExitCode, Failure> {
-        let args = self.0;
-        let inputs = inputs(&args)?;
+        let CompileJob(args, inputs) = self;
         let store = args.store.open(None)?;
         let resolver = args.backend.resolver(backend).with_store(store);
         let batch: Vec<Kernel> = inputs.iter().map(|i| i.kernel.clone()).collect();

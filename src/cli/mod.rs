@@ -2,7 +2,7 @@
 //! stderr), 2 usage error.
 
 use clap::{Parser, Subcommand};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,6 +11,7 @@ mod backends;
 mod cache;
 mod canon;
 mod compile;
+mod input;
 mod tune;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
@@ -109,22 +110,13 @@ fn init_logging() {
         .try_init();
 }
 
-/// Reads FILE, or standard input when it is absent or `-`.
+/// Reads FILE, or standard input when it is absent or `-` (see
+/// [`input::read_file`] for the limits).
 pub fn read_input(file: &Option<PathBuf>) -> Result<Vec<u8>, Failure> {
-    let mut buf = Vec::new();
     match file {
-        Some(p) if p.as_os_str() != "-" => {
-            buf = std::fs::read(p)
-                .map_err(|e| Failure(format!("cannot read {}: {e}", p.display())))?;
-        }
-        _ => {
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut buf)
-                .map_err(|e| Failure(format!("cannot read standard input: {e}")))?;
-        }
+        Some(p) if p.as_os_str() != "-" => input::read_file(p),
+        _ => input::read_stdin(),
     }
-    Ok(buf)
 }
 
 /// Writes `bytes` to standard output and flushes.

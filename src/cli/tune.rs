@@ -20,7 +20,7 @@ pub struct TuneArgs {
     #[command(flatten)]
     store: StoreFlags,
     /// How many candidates to try (the search space has 36; more repeat it).
-    #[arg(long, value_name = "N", default_value_t = search_space().len())]
+    #[arg(long, value_name = "N", default_value_t = search_space().len(), value_parser = parse_candidates)]
     candidates: usize,
     /// Candidates resolved per batch.
     #[arg(long, value_name = "N", default_value_t = 6)]
@@ -40,14 +40,43 @@ pub struct TuneArgs {
     json: bool,
 }
 
+/// The most elements the three matrices of `--size` may hold together
+/// (2^26 floats, 256 MiB): the kernels index them with C `int`s, and the
+/// host allocates them (and a reference result) whole.
+const MAX_ELEMENTS: usize = 1 << 26;
+
+/// The most candidates one search tries (each is rendered and kept).
+const MAX_CANDIDATES: usize = 1 << 20;
+
+fn parse_candidates(s: &str) -> Result<usize, String> {
+    let n: usize = s.trim().parse().map_err(|e| format!("`{s}`: {e}"))?;
+    if n > MAX_CANDIDATES {
+        return Err(format!("at most {MAX_CANDIDATES} candidates"));
+    }
+    Ok(n)
+}
+
 fn parse_problem(s: &str) -> Result<Problem, String> {
     let dims: Vec<usize> = s
         .split(['x', 'X', ','])
         .map(|d| d.trim().parse::<usize>().map_err(|e| format!("`{d}`: {e}")))
         .collect::<Result<_, _>>()?;
-    match dims[..] {
-        [m, k, n] if m > 0 && k > 0 && n > 0 => Ok(Problem { m, k, n }),
-        _ => Err("expected three positive sizes, MxKxN".into()),
+    let [m, k, n] = dims[..] else {
+        return Err("expected three positive sizes, MxKxN".into());
+    };
+    if m == 0 || k == 0 || n == 0 {
+        return Err("expected three positive sizes, MxKxN".into());
+    }
+    let total = m
+        .checked_mul(k)
+        .zip(k.checked_mul(n))
+        .zip(m.checked_mul(n))
+        .and_then(|((a, b), c)| a.checked_add(b)?.checked_add(c));
+    match total {
+        Some(t) if t <= MAX_ELEMENTS => Ok(Problem { m, k, n }),
+        _ => Err(format!(
+            "{m}x{k}x{n} is too large: the matrices may hold at most {MAX_ELEMENTS} elements together"
+        )),
     }
 }
 

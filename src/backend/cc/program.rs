@@ -37,8 +37,10 @@ pub struct CcProgram {
     file_id: Option<(u64, u64)>,
     binary: Vec<u8>,
     digest: Digest,
-    // Last field: dropped (closed) after everything that points into it.
+    // Dropped (closed) after everything that points into it.
     library: libloading::Library,
+    // Removed once the library is closed.
+    _file: tempfile::TempPath,
 }
 
 impl fmt::Debug for CcProgram {
@@ -92,14 +94,16 @@ fn dlopen(path: &Path) -> Result<libloading::Library, libloading::Error> {
 }
 
 impl CcProgram {
-    /// Loads the object at `path` (holding `binary`, whose digest is
+    /// Loads the object at `file` (holding `binary`, whose digest is
     /// `digest`) and resolves `symbols`, each of which it must define itself.
+    /// The file is removed when the program drops, or now on a failure.
     pub(crate) fn open(
-        path: PathBuf,
+        file: tempfile::TempPath,
         binary: Vec<u8>,
         digest: Digest,
         symbols: &[&str],
     ) -> Result<CcProgram, OpenError> {
+        let path = file.to_path_buf();
         let library = dlopen(&path).map_err(|e| {
             let mut msg = e.to_string();
             let mut source = std::error::Error::source(&e);
@@ -117,6 +121,7 @@ impl CcProgram {
             binary,
             digest,
             library,
+            _file: file,
         };
         for s in symbols {
             let p = program
@@ -187,13 +192,14 @@ impl CcProgram {
         &self.binary
     }
 
-    /// The blake3 digest of [`CcProgram::binary`] (the loaded file is named
-    /// after it).
+    /// The blake3 digest of [`CcProgram::binary`] (the loaded file's name
+    /// starts with it).
     pub fn binary_digest(&self) -> Digest {
         self.digest
     }
 
-    /// The file the object was loaded from, in the backend's work directory.
+    /// The file the object was loaded from, in the backend's work directory:
+    /// this program's own, removed when the program drops.
     pub fn path(&self) -> &Path {
         &self.path
     }
