@@ -5,11 +5,13 @@
 //! [`rename`] for the rules and why they are sound, [`lexer`] for what the
 //! lexer knows of C, CUDA and OpenCL.
 
+pub mod dialect;
+pub mod isolation;
 pub mod lexer;
 pub mod rename;
 mod segment;
 
-pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, Renamer};
+pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, KeyForm, Renamer};
 
 /// Names that are macros where a kernel is compiled (spelled as the
 /// compiler sees them, splices removed): never renamed, since a macro is not
