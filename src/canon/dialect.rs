@@ -100,10 +100,32 @@ impl<'m> Scanner<'m> {
     }
 
     /// One token of `text`, in order.
+    #[inline]
     pub fn token(&mut self, text: &[u8], kind: TokenKind, span: Range<usize>, spliced: bool) {
-        self.token_in(text, kind, span, spliced, false)
+        // Most tokens can hold nothing the scan looks for: one byte tells.
+        // Every built-in macro starts with `_` (a UCN spelling one is a
+        // lexical error), every digraph reading with `<`.
+        let first = text[span.start];
+        let interesting = match kind {
+            TokenKind::Whitespace
+            | TokenKind::LineComment
+            | TokenKind::BlockComment
+            | TokenKind::Str
+            | TokenKind::Char
+            | TokenKind::Dot
+            | TokenKind::Arrow
+            | TokenKind::ColonColon => false,
+            TokenKind::Ident => first == b'_' || self.position_macros.is_some(),
+            TokenKind::Punct => first == b'<',
+            TokenKind::Number => text[span.clone()].contains(&b'\''),
+            _ => true,
+        };
+        if interesting {
+            self.token_in(text, kind, span, spliced, false)
+        }
     }
 
+    #[inline(never)]
     fn token_in(
         &mut self,
         text: &[u8],
