@@ -102,11 +102,18 @@ impl<'m> Scanner<'m> {
     /// One token of `text`, in order.
     #[inline]
     pub fn token(&mut self, text: &[u8], kind: TokenKind, span: Range<usize>, spliced: bool) {
-        // Most tokens can hold nothing the scan looks for: one byte tells.
-        // Every built-in macro starts with `_` (a UCN spelling one is a
-        // lexical error), every digraph reading with `<`.
+        if self.wants(text, kind, &span) {
+            self.token_in(text, kind, span, spliced, false)
+        }
+    }
+
+    /// Whether a token can hold anything the scan looks for: for most, one
+    /// byte tells. Every built-in macro starts with `_` (a UCN spelling one
+    /// is a lexical error), every digraph reading with `<`.
+    #[inline(always)]
+    pub fn wants(&self, text: &[u8], kind: TokenKind, span: &Range<usize>) -> bool {
         let first = text[span.start];
-        let interesting = match kind {
+        match kind {
             TokenKind::Whitespace
             | TokenKind::LineComment
             | TokenKind::BlockComment
@@ -119,9 +126,6 @@ impl<'m> Scanner<'m> {
             TokenKind::Punct => first == b'<',
             TokenKind::Number => text[span.clone()].contains(&b'\''),
             _ => true,
-        };
-        if interesting {
-            self.token_in(text, kind, span, spliced, false)
         }
     }
 

@@ -514,23 +514,32 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        for_each_token_spliced(text, |kind, span, spliced| {
-            if let Some(scan) = self.scan.as_mut() {
-                scan.token(text, kind, span.clone(), spliced);
-            }
-            match kind {
-                TokenKind::Ident => {
-                    // `a.template f<T>()`: the member is the name after `template`.
-                    let template = after_member && &text[span.clone()] == b"template";
-                    self.name(span.start, span.end, after_member, spliced);
-                    after_member = template;
+        // The dialect scan sees every token but blanks, well-formed comments
+        // and names no macro it looks for can be (see `Scanner::token`).
+        let reported = self.renamer.position_macros.is_some();
+        for_each_token_spliced(text, |kind, span, spliced| match kind {
+            TokenKind::Ident => {
+                if text[span.start] == b'_' || reported {
+                    if let Some(scan) = self.scan.as_mut() {
+                        scan.token(text, kind, span.clone(), spliced);
+                    }
                 }
-                TokenKind::LineComment
-                | TokenKind::BlockComment
-                | TokenKind::UnterminatedComment => self.comment(span.start, span.end),
-                TokenKind::Whitespace => {}
-                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-                _ => after_member = false,
+                // `a.template f<T>()`: the member is the name after `template`.
+                let template = after_member && &text[span.clone()] == b"template";
+                self.name(span.start, span.end, after_member, spliced);
+                after_member = template;
+            }
+            TokenKind::LineComment | TokenKind::BlockComment => self.comment(span.start, span.end),
+            TokenKind::Whitespace => {}
+            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
+            _ => {
+                if let Some(scan) = self.scan.as_mut().filter(|s| s.wants(text, kind, &span)) {
+                    scan.token(text, kind, span.clone(), spliced);
+                }
+                if kind == TokenKind::UnterminatedComment {
+                    self.comment(span.start, span.end);
+                }
+                after_member = false;
             }
         });
         self.out.extend_from_slice(&text[self.copied..]);
