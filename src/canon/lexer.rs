@@ -47,8 +47,9 @@ pub enum TokenKind {
     LineComment,
     /// `/* ... */`.
     BlockComment,
-    /// A preprocessor line: from a `#` first on its line through every
-    /// continuation, up to (not including) the newline that ends it.
+    /// A preprocessor line: from a `#` (or `%:`) first on its logical line
+    /// through every continuation, up to (not including) the line end that
+    /// ends it.
     Preprocessor,
     /// A `[[ ... ]]` attribute block.
     Attribute,

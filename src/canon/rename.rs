@@ -13,7 +13,8 @@
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
 //! `.template` too); anything inside `[[...]]`, a preprocessor line, a string
-//! or character literal, or a lexical error. A name the rules would rename
+//! or character literal; nothing at all in a kernel with a lexical error (see
+//! "Raw keying" below). A name the rules would rename
 //! that also stands after a member operator somewhere in the kernel is kept
 //! everywhere: it may name a struct member or namespace the kernel declares,
 //! and renaming the declaration but not the access would let a kernel that
