@@ -669,7 +669,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 /// numbers (so `2x` holds no name), and everything else.
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(utf8 = false)]
-#[logos(subpattern sp = r"\\\r?\n")]
+#[logos(subpattern sp = r"\\[ \t]*(\r\n|\r|\n)")]
 #[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
 #[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
 #[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
