@@ -1075,3 +1075,27 @@ fn the_tune_renderers_segments_share_one_program_in_every_language() {
         assert_eq!(compiled[0].len(), n, "{lang:?}");
     }
 }
+
+#[test]
+fn an_option_macro_using_a_position_macro_keys_its_users_on_their_raw_text() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let at = |counter: usize, options: &[&str]| {
+        r.key(&kernel("k", "= L", counter).options(options.iter().copied()))
+            .unwrap()
+    };
+    // Without the option, renamed twins share a key; with it, they do not.
+    assert_eq!(at(3, &["-DL=1"]), at(17, &["-DL=1"]));
+    assert_ne!(at(3, &["-DL=__LINE__"]), at(17, &["-DL=__LINE__"]));
+    assert_ne!(
+        at(3, &["-D", "L=M", "-DM=__COUNTER__"]),
+        at(17, &["-D", "L=M", "-DM=__COUNTER__"])
+    );
+}
+
+#[test]
+fn an_option_macro_using_a_time_macro_makes_every_kernel_uncacheable() {
+    let rec = Arc::new(Recorder::default());
+    assert_uncacheable(&rec, kernel("k", "= 1", 1).options(["-DSTAMP=__TIME__"]));
+}

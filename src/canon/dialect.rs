@@ -74,6 +74,55 @@ pub fn is_time_macro(name: &[u8]) -> bool {
     name.starts_with(b"__") && TIME_MACROS.iter().any(|m| m.as_bytes() == name)
 }
 
+/// What an option list's macro definitions (`-DNAME=BODY`, `-D NAME=BODY`)
+/// add to the scan: the names whose bodies use a position macro (directly
+/// or through another such name), which are position macros themselves, and
+/// why the list makes every kernel uncacheable (a body uses `__TIME__`, or
+/// pastes tokens).
+pub fn option_macros<S: AsRef<str>>(options: &[S]) -> (MacroNames, Option<String>) {
+    let mut defs: Vec<(&str, &str)> = Vec::new();
+    let mut iter = options.iter().map(AsRef::as_ref);
+    while let Some(o) = iter.next() {
+        let def = match o.strip_prefix("-D") {
+            Some("") => iter.next().unwrap_or_default(),
+            Some(def) => def,
+            None => continue,
+        };
+        let (head, body) = def.split_once('=').unwrap_or((def, ""));
+        let name_len = head
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$')
+            .count();
+        defs.push((&head[..name_len], body));
+    }
+    let mut position = MacroNames::default();
+    let mut uncacheable = None;
+    // A name joins once its body uses a position macro or a name that
+    // joined: at most one round per definition.
+    for _ in 0..=defs.len() {
+        let before = position.len();
+        for (name, body) in &defs {
+            let found = scan(body.as_bytes(), Some(&position));
+            if let Some(why) = found.uncacheable {
+                uncacheable.get_or_insert_with(|| format!("option `-D{name}`: {why}"));
+            }
+            if body.contains("##") || found.raw.is_some() {
+                position.insert(name.as_bytes().into());
+            }
+        }
+        if position.len() == before {
+            break;
+        }
+    }
+    if defs
+        .iter()
+        .any(|(_, body)| body.contains("##") || body.contains("%:%:"))
+    {
+        uncacheable.get_or_insert_with(|| "an option's macro pastes tokens".into());
+    }
+    (position, uncacheable)
+}
+
 /// Scans `text` on its own (one lexing pass).
 pub fn scan(text: &[u8], position_macros: Option<&MacroNames>) -> Findings {
     let mut scanner = Scanner::new(position_macros);
@@ -316,6 +365,22 @@ mod tests {
             assert!(uncacheable(&format!("#define S {m}\n")).is_some(), "{m}");
         }
         assert!(uncacheable("char* s = \"__TIME__\";").is_none());
+    }
+
+    #[test]
+    fn option_macros_using_position_macros_are_position_macros() {
+        let (pos, why) = option_macros(&["-O2", "-DL=__LINE__", "-D", "M=L+1", "-DN=2"]);
+        assert!(pos.contains(b"L".as_slice()) && pos.contains(b"M".as_slice()));
+        assert!(!pos.contains(b"N".as_slice()) && why.is_none());
+        assert!(scan(b"int x = M;", Some(&pos)).raw.is_some());
+        assert!(scan(b"int x = N;", Some(&pos)).raw.is_none());
+    }
+
+    #[test]
+    fn option_macros_using_time_macros_make_kernels_uncacheable() {
+        assert!(option_macros(&["-DSTAMP=__TIME__"]).1.is_some());
+        assert!(option_macros(&["-DC(a,b)=a##b"]).1.is_some());
+        assert!(option_macros(&["-DX=1", "-I/usr/include"]).1.is_none());
     }
 
     #[test]

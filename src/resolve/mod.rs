@@ -48,6 +48,7 @@
 //! copy stays valid).
 
 pub mod census;
+mod concurrent;
 mod groups;
 pub mod split;
 pub mod stored;
@@ -55,6 +56,7 @@ pub mod stored;
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
 use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
 use crate::cache::hooks::{self, HookError, Hooks, Registration};
+use crate::canon::dialect::option_macros;
 use crate::canon::{CanonOptions, MacroNames, Renamer};
 use crate::key::{program_key, Digest, ProgramKeyInput};
 use crate::store::{Store, StoreError};
@@ -367,9 +369,18 @@ impl<B: Backend + 'static> Resolver<B> {
                 symbol: kernel.symbol.clone(),
                 source,
             })?;
+        // Macros the options define with position or time macros count too.
+        let (from_options, options_uncacheable) = option_macros(&kernel.options);
+        let position_macros = if from_options.is_empty() {
+            extras.position_macros
+        } else {
+            let mut all = (*extras.position_macros).clone();
+            all.extend(from_options);
+            Arc::new(all)
+        };
         let renamer = Renamer::new(&kernel.canon)
             .with_macros(extras.macros)
-            .with_position_macros(Arc::clone(&extras.position_macros));
+            .with_position_macros(Arc::clone(&position_macros));
         let form = renamer.key_form(kernel.text.as_bytes());
         let extra = extras.digests;
         let token = form.kernel_token.map(String::from_utf8_lossy);
@@ -383,8 +394,11 @@ impl<B: Backend + 'static> Resolver<B> {
         });
         Ok(Keyed {
             key,
-            uncacheable: extras.uncacheable.or(form.uncacheable),
-            position_macros: extras.position_macros,
+            uncacheable: extras
+                .uncacheable
+                .or(options_uncacheable)
+                .or(form.uncacheable),
+            position_macros,
         })
     }
 
@@ -745,56 +759,4 @@ impl<B: Backend + 'static> Resolver<B> {
                 source,
             })
     }
-
-    /// Compiles every program at once: the first on this thread, the others
-    /// on rayon or OS threads; all are joined before this returns.
-    fn compile_all(
-        &self,
-        batch: &[Kernel],
-        programs: &[Vec<usize>],
-    ) -> Vec<Result<Compiled<B::Program>, ResolveError>> {
-        let n = programs.len();
-        let compile = |p: usize| -> Result<Compiled<B::Program>, ResolveError> {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.compile_one(batch, &programs[p], p, n)
-            }))
-            .unwrap_or_else(|panic| {
-                Err(ResolveError::Panicked {
-                    program: p,
-                    message: panic_message(&*panic),
-                })
-            })
-        };
-        let mut results: Vec<Option<Result<Compiled<B::Program>, ResolveError>>> =
-            (0..n).map(|_| None).collect();
-        let (first, rest) = results.split_first_mut().expect("at least one program");
-        match self.threads {
-            Threads::Rayon => rayon::in_place_scope(|s| {
-                for (p, slot) in rest.iter_mut().enumerate() {
-                    let compile = &compile;
-                    s.spawn(move |_| *slot = Some(compile(p + 1)));
-                }
-                *first = Some(compile(0));
-            }),
-            Threads::Os => std::thread::scope(|s| {
-                for (p, slot) in rest.iter_mut().enumerate() {
-                    let compile = &compile;
-                    s.spawn(move || *slot = Some(compile(p + 1)));
-                }
-                *first = Some(compile(0));
-            }),
-        }
-        results
-            .into_iter()
-            .map(|r| r.expect("every compile was joined"))
-            .collect()
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }
