@@ -3,7 +3,9 @@
 //! [`canonical_kernel`] turns one kernel's text into the text its keys are
 //! taken over: the kernel up to a renaming of the names it binds. See
 //! [`rename`] for the rules and why they are sound, [`lexer`] for what the
-//! lexer knows of C, CUDA and OpenCL.
+//! lexer knows of C, CUDA and OpenCL, [`dialect`] for what makes a kernel
+//! keyed on its raw text or uncacheable, and [`isolation`] for when two
+//! kernels may share a translation unit.
 
 pub mod dialect;
 pub mod isolation;
