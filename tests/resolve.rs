@@ -968,6 +968,8 @@ fn a_shared_directive_prefix_is_handed_to_the_backend_once() {
         texts[1].1.trim_start(),
         "void b(float* y) { y[0] = sq(2); }"
     );
+    // Its code stays on the line it was on, for the compiler's diagnostics.
+    assert_eq!(texts[1].1.lines().count(), 3);
 }
 
 #[test]

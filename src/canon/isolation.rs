@@ -48,9 +48,9 @@
 //! # Why this is sound
 //!
 //! The group's unit is the backend's prelude, then the kernels in order; the
-//! resolver gives the backend each later kernel without its directive prefix
-//! (the first kernel's is the same, so the unit holds it once, where each
-//! kernel alone would). What precedes kernel B in the group that is not in B
+//! resolver gives the backend each later kernel with its directive prefix
+//! blanked to its line ends (the first kernel's is the same, so the unit
+//! holds it once, where each kernel alone would). What precedes kernel B in the group that is not in B
 //! alone is other kernels' code, which holds no directive, pragma, attribute
 //! or asm, and is whole declarations at file scope: it can reach B only by
 //! declaring a name that B's code, or a macro B expands (its prefix is

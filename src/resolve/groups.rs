@@ -5,6 +5,7 @@
 use super::{Answer, Entry, Kernel, Keyed, Outcome};
 use crate::backend::Compiled;
 use crate::canon::isolation::{option_names, Isolation};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -37,13 +38,23 @@ pub(super) fn isolated_groups(
 
 /// A kernel's text as a unit hands it to the backend: a kernel after a
 /// unit's first (`later`) without the directive prefix it shares with the
-/// first, which the unit already holds.
-pub(super) fn unit_text(text: &str, later: bool) -> &str {
-    if !later {
-        return text;
+/// first, which the unit already holds. The prefix's line ends stay, so
+/// diagnostics name the lines the kernel alone would.
+pub(super) fn unit_text(text: &str, later: bool) -> Cow<'_, str> {
+    let skip = if later {
+        Isolation::of(text.as_bytes(), None).prefix_len
+    } else {
+        0
+    };
+    let (Some(prefix), Some(rest)) = (text.get(..skip), text.get(skip..)) else {
+        return Cow::Borrowed(text);
+    };
+    if skip == 0 {
+        return Cow::Borrowed(text);
     }
-    let skip = Isolation::of(text.as_bytes(), None).prefix_len;
-    text.get(skip..).unwrap_or(text)
+    let lines = prefix.matches('\n').count() + prefix.matches('\r').count()
+        - prefix.matches("\r\n").count();
+    Cow::Owned("\n".repeat(lines) + rest)
 }
 
 /// Answers a program's kernels without publishing or storing it.

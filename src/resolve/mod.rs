@@ -62,6 +62,7 @@ use crate::key::{program_key, Digest, ProgramKeyInput};
 use crate::store::{Store, StoreError};
 use census::Census;
 use split::{chunks, programs_for, Split};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -724,15 +725,12 @@ impl<B: Backend + 'static> Resolver<B> {
 
     /// The sources of one program: every kernel after the first without
     /// the directive prefix it shares with the first (see the module docs).
-    fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<KernelSource<'a>> {
+    fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<Cow<'a, str>> {
         let shared = kernels.len() > 1 && !self.backend.isolates_kernels();
         kernels
             .iter()
             .enumerate()
-            .map(|(n, &i)| KernelSource {
-                symbol: &batch[i].symbol,
-                text: groups::unit_text(&batch[i].text, shared && n > 0),
-            })
+            .map(|(n, &i)| groups::unit_text(&batch[i].text, shared && n > 0))
             .collect()
     }
 
@@ -743,7 +741,15 @@ impl<B: Backend + 'static> Resolver<B> {
         program: usize,
         programs: usize,
     ) -> Result<Compiled<B::Program>, ResolveError> {
-        let sources = self.job(batch, kernels);
+        let texts = self.job(batch, kernels);
+        let sources: Vec<KernelSource<'_>> = kernels
+            .iter()
+            .zip(&texts)
+            .map(|(&i, text)| KernelSource {
+                symbol: &batch[i].symbol,
+                text,
+            })
+            .collect();
         let options = &batch[kernels[0]].options;
         self.backend
             .compile(&CompileJob {
