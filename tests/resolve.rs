@@ -1101,3 +1101,20 @@ fn an_option_macro_using_a_time_macro_makes_every_kernel_uncacheable() {
     let rec = Arc::new(Recorder::default());
     assert_uncacheable(&rec, kernel("k", "= 1", 1).options(["-DSTAMP=__TIME__"]));
 }
+
+#[test]
+fn an_uncacheable_kernel_compiles_alone_even_where_kernels_are_isolated() {
+    let rec = Arc::new(Recorder::default());
+    rec.isolates.store(true, Ordering::SeqCst);
+    let hooks = Hooks::new();
+    let out = resolver(&rec, &hooks)
+        .resolve(&[
+            Kernel::new("a", "void a(int* y) { y[0] = 1; }"),
+            Kernel::new("t", "void t(char** s) { *s = __TIME__; }"),
+            Kernel::new("b", "void b(int* y) { y[0] = 2; }"),
+        ])
+        .unwrap();
+    assert_eq!(programs(&rec), [vec!["a", "b"], vec!["t"]]);
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert_eq!(out[1].outcome, Outcome::Uncacheable);
+}

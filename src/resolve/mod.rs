@@ -494,7 +494,9 @@ impl<B: Backend + 'static> Resolver<B> {
         }
         census.kernels_compiled = reps.len() as u64;
         let groups = if self.backend.isolates_kernels() {
-            groups::group_by_options(batch, &reps, |_, _| true)
+            // Compiled each on its own, but an uncacheable kernel's program
+            // is never published: it holds that kernel alone.
+            groups::group_by_options(batch, &reps, |i, j| !uncacheable[i] && !uncacheable[j])
         } else {
             groups::isolated_groups(batch, keyed, &reps)
         };
