@@ -339,7 +339,8 @@ impl Renamer {
         self.reason.as_deref()
     }
 
-    /// The kernel token, when a kernel name was given.
+    /// The kernel token of a renamed text, when a kernel name was given (a
+    /// raw-keyed text's is the full name: [`Renamer::key_form`] tells which).
     pub fn kernel_token(&self) -> Option<&[u8]> {
         self.token.as_deref()
     }
