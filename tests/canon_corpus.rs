@@ -423,7 +423,13 @@ fn segment_kernels_canonicalize_alike_at_any_index() {
             let text = replace_word(&k.text, name, &other);
             assert_ne!(text, k.text, "{}: the kernel never names itself", k.file);
             let (a, b) = (k.canonical(), canonical_kernel(&text, &spec.options()));
-            if occurs_in_opaque_token(&k.text, name) {
+            if a.raw.is_some() {
+                // Raw keyed (`__func__` spells the index): the full name is
+                // the token, so another index is another key.
+                assert_eq!(a.kernel_token.as_deref(), Some(name.as_str()), "{}", k.file);
+                assert_ne!(a.kernel_token, b.kernel_token, "{} as {other}", k.file);
+                unlike += 1;
+            } else if occurs_in_opaque_token(&k.text, name) {
                 assert_ne!(
                     a.text, b.text,
                     "{} as {other}: its name in a literal was lost",
@@ -533,10 +539,18 @@ enum Piece<'t> {
 /// Where C's splice-aware scanning of a comment finds words: identifiers and
 /// pp-numbers (so `2i9` holds no name); everything else is verbatim.
 fn comment_pieces<'t>(c: &'t [u8], out: &mut Vec<Piece<'t>>) {
+    // A backslash, any spaces or tabs, then LF, CR LF or a lone CR.
     let splice = |i: usize| -> usize {
-        match (c.get(i), c.get(i + 1), c.get(i + 2)) {
-            (Some(b'\\'), Some(b'\n'), _) => 2,
-            (Some(b'\\'), Some(b'\r'), Some(b'\n')) => 3,
+        if c.get(i) != Some(&b'\\') {
+            return 0;
+        }
+        let mut j = i + 1;
+        while matches!(c.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        match (c.get(j), c.get(j + 1)) {
+            (Some(b'\r'), Some(b'\n')) => j + 2 - i,
+            (Some(b'\r' | b'\n'), _) => j + 1 - i,
             _ => 0,
         }
     };
@@ -651,8 +665,70 @@ fn pieces(text: &[u8]) -> Vec<Piece<'_>> {
     out
 }
 
+/// Why the rules say `text` is raw-keyed (`canon::rename`'s "Raw keying"
+/// and `canon::dialect`'s list), written from the docs.
+fn oracle_raw(text: &[u8]) -> Option<&'static str> {
+    const MACROS: [&[u8]; 12] = [
+        b"__FILE__",
+        b"__LINE__",
+        b"__COUNTER__",
+        b"__func__",
+        b"__FUNCTION__",
+        b"__PRETTY_FUNCTION__",
+        b"__BASE_FILE__",
+        b"__FILE_NAME__",
+        b"__INCLUDE_LEVEL__",
+        b"__TIME__",
+        b"__DATE__",
+        b"__TIMESTAMP__",
+    ];
+    let trigraph = text
+        .windows(3)
+        .any(|w| w[0] == b'?' && w[1] == b'?' && b"=/'()!<>-".contains(&w[2]));
+    if trigraph {
+        return Some("trigraph");
+    }
+    fn tokens(text: &[u8], in_directive: bool) -> Option<&'static str> {
+        let toks = lex(text);
+        for (n, t) in toks.iter().enumerate() {
+            let b = &text[t.span.clone()];
+            let next = toks.get(n + 1).map(|t| &text[t.span.clone()]);
+            let why = match t.kind {
+                k if k.is_error() => Some("lexical error"),
+                TokenKind::RawStr => Some("raw string"),
+                TokenKind::Number if b.contains(&b'\'') => Some("digit separator"),
+                TokenKind::Ident if MACROS.contains(&spelling(b).as_ref()) => Some("macro"),
+                TokenKind::Punct
+                    if b == b"<:" && next.is_some_and(|x| x.starts_with(b":") || x == b"<:") =>
+                {
+                    Some("<::")
+                }
+                TokenKind::Punct if in_directive && (b == b"##" || b == b"%:%:") => Some("paste"),
+                TokenKind::Preprocessor => tokens(&b[1..], true),
+                _ => None,
+            };
+            if why.is_some() {
+                return why;
+            }
+        }
+        None
+    }
+    tokens(text, false)
+}
+
 /// The canonical form the rules predict for `text` under `o`.
 fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
+    if let Some(why) = oracle_raw(text) {
+        return Canonical {
+            text: [b"/*kc0 raw*/".as_slice(), text].concat(),
+            kernel_token: o.kernel_name.clone(),
+            renamed: Vec::new(),
+            bound_renamed: false,
+            reason: Some(why.into()),
+            raw: Some(why.into()),
+            uncacheable: None,
+        };
+    }
     let refused = o
         .bound
         .iter()
@@ -744,6 +820,8 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
         renamed,
         bound_renamed: !refused,
         reason: None,
+        raw: None,
+        uncacheable: None,
     }
 }
 
@@ -772,8 +850,15 @@ fn the_rules_predict_every_canonical_form() {
         assert_eq!(got.renamed, want.renamed, "{}: renaming map", k.file);
         assert_eq!(got.kernel_token, want.kernel_token, "{}", k.file);
         assert_eq!(got.bound_renamed, want.bound_renamed, "{}", k.file);
+        assert_eq!(
+            got.raw.is_some(),
+            want.raw.is_some(),
+            "{}: raw keying",
+            k.file
+        );
         match &got.reason {
             None => assert!(got.bound_renamed, "{}: refused without a reason", k.file),
+            Some(_) if got.raw.is_some() => {}
             Some(reason) => {
                 let culprit = k
                     .spec

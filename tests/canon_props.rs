@@ -72,6 +72,17 @@ fn c_like_text() -> impl Strategy<Value = String> {
         "\r\n",
         "\\\n",
         "\\\r\n",
+        "\\ \t\n",
+        "\\\r",
+        "\r",
+        "<:",
+        ":>",
+        "<%",
+        "%>",
+        "%:",
+        "%:%:",
+        "??=",
+        "\\u0041",
         "\\",
         "/",
         "*",
@@ -667,5 +678,78 @@ proptest! {
         let c1 = canonical_kernel(a.as_bytes(), &o);
         let c2 = canonical_kernel(a.as_bytes(), &o);
         prop_assert_eq!(c1, c2);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Raw keying stays injective: a raw-keyed text is never a renamed one.
+
+/// Something that makes a kernel raw-keyed.
+fn raw_trigger() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "R\"(x)\" ",
+        "1'000 ",
+        " ??=",
+        " __LINE__",
+        " __func__",
+        " \"open",
+        " /* open",
+        " \\u0041",
+        "\n#define W __COUNTER__\n",
+        " __TIME__",
+    ])
+}
+
+fn named(kernel_name: &str) -> CanonOptions {
+    CanonOptions {
+        kernel_name: Some(kernel_name.into()),
+        bound: vec!["a".into()],
+        ..CanonOptions::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn raw_keyed_texts_never_collide_with_renamed_ones(
+        src in c_like_text(),
+        other in c_like_text(),
+        trigger in raw_trigger(),
+    ) {
+        let o = named("k__seg1");
+        let raw = canonical_kernel(format!("{src}\n*/\n{trigger}").as_bytes(), &o);
+        // A splice or an open literal may still swallow the trigger.
+        prop_assume!(raw.raw.is_some());
+        prop_assert!(raw.text.starts_with(b"/*kc0 raw*/"));
+        prop_assert_eq!(raw.kernel_token.as_deref(), Some("k__seg1"));
+        // The kernels most likely to forge it: its own canonical text, the
+        // marker before the untriggered text, and anything else.
+        let forgers = [
+            raw.text.clone(),
+            [b"/*kc0 raw*/".as_slice(), src.as_bytes()].concat(),
+            [b"/*kc0 raw*/".as_slice(), other.as_bytes()].concat(),
+            other.clone().into_bytes(),
+        ];
+        for forger in forgers {
+            let c = canonical_kernel(&forger, &o);
+            if c.raw.is_none() {
+                prop_assert!(!c.text.starts_with(b"/*kc0 raw*/"));
+                prop_assert_ne!(&c.text, &raw.text);
+            }
+        }
+    }
+
+    #[test]
+    fn raw_keyed_kernels_are_equal_only_when_their_texts_are(
+        a in c_like_text(),
+        b in c_like_text(),
+        trigger in raw_trigger(),
+    ) {
+        let o = named("k");
+        let ca = canonical_kernel(format!("{trigger}{a}").as_bytes(), &o);
+        let cb = canonical_kernel(format!("{trigger}{b}").as_bytes(), &o);
+        prop_assume!(ca.raw.is_some() && cb.raw.is_some());
+        prop_assert_eq!(ca.text == cb.text, a == b);
     }
 }

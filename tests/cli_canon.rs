@@ -155,5 +155,20 @@ fn garbage_input_does_not_panic() {
     assert_eq!(out.status.code(), Some(0));
     let out = kcache(&["canon"], b"/* unterminated \" R\"x( [[");
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(out.stdout, b"/* unterminated \" R\"x( [[");
+    // A lexical error: keyed on the raw text, behind the marker.
+    assert_eq!(out.stdout, b"/*kc0 raw*//* unterminated \" R\"x( [[");
+}
+
+#[test]
+fn canon_json_says_why_a_kernel_is_raw_keyed_or_uncacheable() {
+    let out = kcache(&["canon", "--json"], b"int x = __LINE__;");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["raw"].as_str().unwrap().contains("__LINE__"));
+    assert!(v["uncacheable"].is_null());
+    let out = kcache(&["canon", "--json"], b"char* t = __TIME__;");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["uncacheable"].as_str().unwrap().contains("__TIME__"));
+    let out = kcache(&["canon", "--json"], b"int i1;");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["raw"].is_null());
 }

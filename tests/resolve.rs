@@ -1,6 +1,6 @@
 //! The resolver's protocol, against a recording test backend.
 
-use kcache::backend::{Backend, BackendError, CompileJob, Compiled};
+use kcache::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource, KeyExtras};
 use kcache::cache::code::Capacity;
 use kcache::cache::hooks::Hooks;
 use kcache::canon::segment_kernel_name;
@@ -49,6 +49,12 @@ struct Recorder {
     on_compile: Mutex<Option<Arc<CompileHook>>>,
     threads: Mutex<HashSet<std::thread::ThreadId>>,
     loads: AtomicUsize,
+    /// Symbols whose key extras say uncacheable.
+    uncacheable_keys: Mutex<HashSet<String>>,
+    /// Symbols whose compile says it read what its key missed.
+    uncacheable_compiles: Mutex<HashSet<String>>,
+    /// Whether the backend compiles each kernel of a group on its own.
+    isolates: std::sync::atomic::AtomicBool,
 }
 
 impl Recorder {
@@ -120,8 +126,32 @@ impl Backend for Test {
                 options: job.options.to_vec(),
             }),
             binary: encode(job),
-            uncacheable: None,
+            uncacheable: {
+                let marked = self.0.uncacheable_compiles.lock().unwrap();
+                symbols
+                    .iter()
+                    .find(|s| marked.contains(*s))
+                    .map(|s| format!("{s} read an unkeyed file"))
+            },
         })
+    }
+
+    fn key_extras(
+        &self,
+        kernel: &KernelSource<'_>,
+        _options: &[String],
+    ) -> Result<KeyExtras, BackendError> {
+        let marked = self.0.uncacheable_keys.lock().unwrap();
+        Ok(KeyExtras {
+            uncacheable: marked
+                .contains(kernel.symbol)
+                .then(|| "a header uses __TIME__".into()),
+            ..KeyExtras::default()
+        })
+    }
+
+    fn isolates_kernels(&self) -> bool {
+        self.0.isolates.load(Ordering::SeqCst)
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<Program>, BackendError> {
@@ -833,4 +863,258 @@ fn a_failing_store_is_reported_once_and_every_failure_counted() {
         "a get and a put per compile: {}",
         r.store_errors()
     );
+}
+
+// ---------------------------------------------------------------------------
+// Groups hold only kernels proved isolated; uncacheable kernels compile alone,
+// every time, and are never published or stored.
+
+/// The programs the recorder compiled, as symbol lists.
+fn programs(rec: &Recorder) -> Vec<Vec<String>> {
+    rec.compiles.lock().unwrap().clone()
+}
+
+fn separate(a: &str, b: &str) -> Vec<Vec<String>> {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let out = resolver(&rec, &hooks)
+        .resolve(&[Kernel::new("a", a), Kernel::new("b", b)])
+        .unwrap();
+    assert!(out.iter().all(|o| o.outcome == Outcome::Compiled));
+    programs(&rec)
+}
+
+#[test]
+fn isolated_kernels_share_a_program() {
+    assert_eq!(
+        separate(
+            "void a(float* y) { y[0] = 1; }",
+            "void b(float* y) { y[0] = 2; }"
+        ),
+        [vec!["a", "b"]]
+    );
+}
+
+#[test]
+fn a_macro_defined_in_one_kernel_and_used_by_another_compiles_apart() {
+    assert_eq!(
+        separate(
+            "#define N 4\nvoid a(float* y) { y[0] = N; }",
+            "void b(float* y) { y[0] = N; }"
+        ),
+        [vec!["a"], vec!["b"]]
+    );
+}
+
+#[test]
+fn a_helper_of_one_kernel_called_by_another_compiles_apart() {
+    assert_eq!(
+        separate(
+            "static float h(float x) { return x; }\nvoid a(float* y) { y[0] = h(1); }",
+            "void b(float* y) { y[0] = h(2); }"
+        ),
+        [vec!["a"], vec!["b"]]
+    );
+}
+
+#[test]
+fn a_static_declared_by_both_kernels_compiles_apart() {
+    assert_eq!(
+        separate(
+            "static int s = 1;\nvoid a(int* y) { y[0] = s; }",
+            "static int s = 2;\nvoid b(int* y) { y[0] = s; }"
+        ),
+        [vec!["a"], vec!["b"]]
+    );
+}
+
+#[test]
+fn a_counter_kernel_compiles_apart() {
+    assert_eq!(
+        separate(
+            "void a(int* y) { y[0] = 1; }",
+            "void b(int* y) { y[0] = __COUNTER__; }"
+        ),
+        [vec!["a"], vec!["b"]]
+    );
+}
+
+#[test]
+fn a_pragma_kernel_compiles_apart() {
+    assert_eq!(
+        separate(
+            "#pragma GCC optimize(\"O0\")\nvoid a(int* y) { y[0] = 1; }",
+            "void b(int* y) { y[0] = 2; }"
+        ),
+        [vec!["a"], vec!["b"]]
+    );
+}
+
+#[test]
+fn a_shared_directive_prefix_is_handed_to_the_backend_once() {
+    let p = "#include <math.h>\n#define sq(x) ((x) * (x))\n";
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let out = resolver(&rec, &hooks)
+        .resolve(&[
+            Kernel::new("a", format!("{p}void a(float* y) {{ y[0] = sq(1); }}")),
+            Kernel::new("b", format!("{p}void b(float* y) {{ y[0] = sq(2); }}")),
+        ])
+        .unwrap();
+    let texts = &out[0].program.kernels;
+    assert_eq!(programs(&rec), [vec!["a", "b"]]);
+    assert!(texts[0].1.starts_with(p));
+    assert_eq!(
+        texts[1].1.trim_start(),
+        "void b(float* y) { y[0] = sq(2); }"
+    );
+    // Its code stays on the line it was on, for the compiler's diagnostics.
+    assert_eq!(texts[1].1.lines().count(), 3);
+}
+
+#[test]
+fn a_backend_that_isolates_kernels_groups_them_all() {
+    let rec = Arc::new(Recorder::default());
+    rec.isolates.store(true, Ordering::SeqCst);
+    let hooks = Hooks::new();
+    resolver(&rec, &hooks)
+        .resolve(&[
+            Kernel::new("a", "#define N 4\nvoid a(float* y) { y[0] = N; }"),
+            Kernel::new("b", "void b(float* y) { y[0] = N; }"),
+        ])
+        .unwrap();
+    assert_eq!(programs(&rec), [vec!["a", "b"]]);
+}
+
+/// Resolves `k` twice with one resolver and once with a fresh one over the
+/// same store: every resolve must compile it, and the store stays empty.
+fn assert_uncacheable(rec: &Arc<Recorder>, k: Kernel) {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
+    let r = resolver(rec, &hooks).with_store(Some(Arc::clone(&store)));
+    for round in 0..2 {
+        let (out, census) = with_census(|| r.resolve(std::slice::from_ref(&k)).unwrap());
+        assert_eq!(out[0].outcome, Outcome::Uncacheable, "round {round}");
+        assert_eq!(census.kernels_uncacheable, 1);
+        assert_eq!(census.kernels_compiled, 1);
+        assert!(out[0].program.has(&out[0].symbol));
+    }
+    assert_eq!(programs(rec).len(), 2, "compiled on every resolve");
+    assert_eq!(store.list().unwrap().len(), 0, "nothing stored");
+    let fresh = resolver(rec, &hooks).with_store(Some(store));
+    assert_eq!(
+        fresh.resolve(&[k]).unwrap()[0].outcome,
+        Outcome::Uncacheable
+    );
+    assert_eq!(programs(rec).len(), 3);
+}
+
+#[test]
+fn a_time_macro_kernel_compiles_on_every_resolve_and_is_never_stored() {
+    let rec = Arc::new(Recorder::default());
+    assert_uncacheable(
+        &rec,
+        Kernel::new("t", "void t(char** s) { *s = __TIME__; }"),
+    );
+}
+
+#[test]
+fn a_time_macro_in_a_directive_makes_a_kernel_uncacheable() {
+    let rec = Arc::new(Recorder::default());
+    assert_uncacheable(
+        &rec,
+        Kernel::new(
+            "t",
+            "#define WHEN __DATE__\nvoid t(char** s) { *s = WHEN; }",
+        ),
+    );
+}
+
+#[test]
+fn backend_key_extras_can_make_a_kernel_uncacheable() {
+    let rec = Arc::new(Recorder::default());
+    rec.uncacheable_keys.lock().unwrap().insert("u".into());
+    assert_uncacheable(&rec, Kernel::new("u", "void u(int* y) { y[0] = 1; }"));
+}
+
+#[test]
+fn a_compile_that_reads_what_its_key_missed_is_never_published() {
+    let rec = Arc::new(Recorder::default());
+    rec.uncacheable_compiles.lock().unwrap().insert("c".into());
+    assert_uncacheable(&rec, Kernel::new("c", "void c(int* y) { y[0] = 1; }"));
+}
+
+#[test]
+fn uncacheable_kernels_compile_alone_and_never_share_a_representative() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let t = "void t(char** s) { *s = __TIME__; }";
+    let out = resolver(&rec, &hooks)
+        .resolve(&[
+            Kernel::new("a", "void a(int* y) { y[0] = 1; }"),
+            Kernel::new("t", t),
+            Kernel::new("t", t),
+        ])
+        .unwrap();
+    assert_eq!(programs(&rec), [vec!["a"], vec!["t"], vec!["t"]]);
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert!(out[1..].iter().all(|o| o.outcome == Outcome::Uncacheable));
+}
+
+#[test]
+fn the_tune_renderers_segments_share_one_program_in_every_language() {
+    use kcache::backend::Language;
+    use kcache::tune::render::{render, search_space, Problem};
+    let p = Problem { m: 4, k: 8, n: 4 };
+    for lang in [Language::C, Language::OpenCl, Language::Cuda] {
+        let rec = Arc::new(Recorder::default());
+        let hooks = Hooks::new();
+        let candidate = render(search_space()[0], p, lang);
+        let n = candidate.kernels.len();
+        resolver(&rec, &hooks).resolve(&candidate.kernels).unwrap();
+        let compiled = programs(&rec);
+        assert_eq!(compiled.len(), 1, "{lang:?}: {compiled:?}");
+        assert_eq!(compiled[0].len(), n, "{lang:?}");
+    }
+}
+
+#[test]
+fn an_option_macro_using_a_position_macro_keys_its_users_on_their_raw_text() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let at = |counter: usize, options: &[&str]| {
+        r.key(&kernel("k", "= L", counter).options(options.iter().copied()))
+            .unwrap()
+    };
+    // Without the option, renamed twins share a key; with it, they do not.
+    assert_eq!(at(3, &["-DL=1"]), at(17, &["-DL=1"]));
+    assert_ne!(at(3, &["-DL=__LINE__"]), at(17, &["-DL=__LINE__"]));
+    assert_ne!(
+        at(3, &["-D", "L=M", "-DM=__COUNTER__"]),
+        at(17, &["-D", "L=M", "-DM=__COUNTER__"])
+    );
+}
+
+#[test]
+fn an_option_macro_using_a_time_macro_makes_every_kernel_uncacheable() {
+    let rec = Arc::new(Recorder::default());
+    assert_uncacheable(&rec, kernel("k", "= 1", 1).options(["-DSTAMP=__TIME__"]));
+}
+
+#[test]
+fn an_uncacheable_kernel_compiles_alone_even_where_kernels_are_isolated() {
+    let rec = Arc::new(Recorder::default());
+    rec.isolates.store(true, Ordering::SeqCst);
+    let hooks = Hooks::new();
+    let out = resolver(&rec, &hooks)
+        .resolve(&[
+            Kernel::new("a", "void a(int* y) { y[0] = 1; }"),
+            Kernel::new("t", "void t(char** s) { *s = __TIME__; }"),
+            Kernel::new("b", "void b(int* y) { y[0] = 2; }"),
+        ])
+        .unwrap();
+    assert_eq!(programs(&rec), [vec!["a", "b"], vec!["t"]]);
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert_eq!(out[1].outcome, Outcome::Uncacheable);
 }

@@ -4,10 +4,20 @@
 //! exactly, whatever the bytes. Lexical problems (an unterminated comment,
 //! string or raw string, a stray byte) are token kinds, never panics.
 //!
-//! Line splices (backslash-newline, LF or CRLF) are honoured wherever C honours
-//! them: inside identifiers, numbers and the member operators, between the two
-//! characters of a comment opener or closer, at the end of a line comment and
-//! of a preprocessor line. A splice between tokens is whitespace.
+//! Lines end as GCC ends them: at LF, CR LF, or a lone CR (translation phase
+//! 1). Line splices (a backslash, then any spaces or tabs, then a line end:
+//! GCC and clang both splice the blank form, with a warning) are honoured
+//! wherever C honours them: inside identifiers, numbers, digraphs and the
+//! member operators, between the two characters of a comment opener or
+//! closer, at the end of a line comment and of a preprocessor line. A splice
+//! between tokens is whitespace.
+//!
+//! Digraphs (`<: :> <% %> %: %:%:`) are punctuators, and `%:` opens a
+//! directive where `#` would. Trigraphs are not replaced (whether they are
+//! depends on the compiler's options): [`super::dialect`] finds them, and a
+//! kernel that holds one is keyed on its raw text. A universal character
+//! name that spells a basic character, a control character or a surrogate
+//! makes its identifier a lexical error ([`TokenKind::InvalidUcn`]).
 //!
 //! Only what the renamer needs is distinguished: identifiers, the three member
 //! operators after which a name is never renamed (`.`, `->`, `::`), and the
@@ -37,8 +47,9 @@ pub enum TokenKind {
     LineComment,
     /// `/* ... */`.
     BlockComment,
-    /// A preprocessor line: from a `#` first on its line through every
-    /// continuation, up to (not including) the newline that ends it.
+    /// A preprocessor line: from a `#` (or `%:`) first on its logical line
+    /// through every continuation, up to (not including) the line end that
+    /// ends it.
     Preprocessor,
     /// A `[[ ... ]]` attribute block.
     Attribute,
@@ -61,6 +72,10 @@ pub enum TokenKind {
     UnterminatedAttribute,
     /// A byte no token starts with (a stray backslash, a control byte).
     Unknown,
+    /// An identifier holding a universal character name C forbids: one for a
+    /// basic character (`\u0041`), a control character or a surrogate, or
+    /// past U+10FFFF.
+    InvalidUcn,
 }
 
 impl TokenKind {
@@ -73,6 +88,7 @@ impl TokenKind {
                 | TokenKind::UnterminatedRawStr
                 | TokenKind::UnterminatedAttribute
                 | TokenKind::Unknown
+                | TokenKind::InvalidUcn
         )
     }
 
@@ -124,7 +140,11 @@ pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usi
             Ok(Raw::Whitespace) => (TokenKind::Whitespace, false),
             Ok(Raw::EscapedIdent) => {
                 lexer.extras.0 = false;
-                (TokenKind::Ident, true)
+                if ucns_are_valid(&src[span.clone()]) {
+                    (TokenKind::Ident, true)
+                } else {
+                    (TokenKind::InvalidUcn, false)
+                }
             }
             Ok(raw) => {
                 let kind = raw.kind();
@@ -192,15 +212,59 @@ fn ucn(src: &[u8], i: usize) -> Option<(char, usize)> {
     Some((c, 2 + digits))
 }
 
-/// The length of the line splice starting at `i` (`\` LF or `\` CR LF), or 0.
+/// Whether every universal character name in an identifier is one C
+/// allows there: not a basic or control character (below U+00A0, but `$`,
+/// `@` and `` ` ``), not a surrogate, not past U+10FFFF.
+fn ucns_are_valid(ident: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(off) = ident[i..].iter().position(|&b| b == b'\\') {
+        i += off;
+        let digits = match ident.get(i + 1) {
+            Some(b'u') => 4,
+            Some(b'U') => 8,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let Some(code) = ident
+            .get(i + 2..i + 2 + digits)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+        else {
+            return false;
+        };
+        let basic = code < 0xA0 && !matches!(code, 0x24 | 0x40 | 0x60);
+        if basic || (0xD800..=0xDFFF).contains(&code) || code > 0x10FFFF {
+            return false;
+        }
+        i += 2 + digits;
+    }
+    true
+}
+
+/// The length of a line end at `i` (LF, CR LF or a lone CR), or 0.
+fn line_break_len(src: &[u8], i: usize) -> usize {
+    match (src.get(i), src.get(i + 1)) {
+        (Some(b'\r'), Some(b'\n')) => 2,
+        (Some(b'\r' | b'\n'), _) => 1,
+        _ => 0,
+    }
+}
+
+/// The length of the line splice starting at `i` (a backslash, any spaces or
+/// tabs, a line end), or 0.
 fn splice_len(src: &[u8], i: usize) -> usize {
     if src.get(i) != Some(&b'\\') {
         return 0;
     }
-    match (src.get(i + 1), src.get(i + 2)) {
-        (Some(b'\n'), _) => 2,
-        (Some(b'\r'), Some(b'\n')) => 3,
-        _ => 0,
+    let blanks = src[i + 1..]
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    match line_break_len(src, i + 1 + blanks) {
+        0 => 0,
+        n => 1 + blanks + n,
     }
 }
 
@@ -211,16 +275,6 @@ fn skip_splices(src: &[u8], mut i: usize) -> usize {
             0 => return i,
             n => i += n,
         }
-    }
-}
-
-/// Whether the newline at `nl` ends a line splice (is preceded by a backslash,
-/// possibly with a CR between).
-fn newline_is_spliced(src: &[u8], nl: usize) -> bool {
-    match nl.checked_sub(1).map(|i| src[i]) {
-        Some(b'\\') => true,
-        Some(b'\r') => nl >= 2 && src[nl - 2] == b'\\',
-        _ => false,
     }
 }
 
@@ -242,25 +296,19 @@ fn memchr_star(s: &[u8]) -> Option<usize> {
 }
 
 /// Where the line comment (or preprocessor line) starting at `i` ends: at the
-/// first newline that is not part of a line splice (not included).
+/// first line end that is not part of a line splice (not included).
 fn line_end(src: &[u8], mut i: usize) -> usize {
-    loop {
-        match src[i..].iter().position(|&b| b == b'\n') {
-            None => return src.len(),
-            Some(off) => {
-                let nl = i + off;
-                if !newline_is_spliced(src, nl) {
-                    // A CR before the newline belongs to the line ending, not the token.
-                    return if nl > i && src[nl - 1] == b'\r' {
-                        nl - 1
-                    } else {
-                        nl
-                    };
-                }
-                i = nl + 1;
-            }
+    while let Some(off) = src[i..]
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\'))
+    {
+        let at = i + off;
+        if src[at] != b'\\' {
+            return at;
         }
+        i = at + splice_len(src, at).max(1);
     }
+    src.len()
 }
 
 /// What a `/` starts, looking past line splices for a `/` or `*`.
@@ -302,7 +350,7 @@ fn skip_quoted(src: &[u8], i: usize) -> usize {
                     2
                 }
             }
-            b'\n' => return j,
+            b'\n' | b'\r' => return j,
             b if b == quote => return j + 1,
             _ => j += 1,
         }
@@ -310,8 +358,8 @@ fn skip_quoted(src: &[u8], i: usize) -> usize {
     src.len()
 }
 
-/// A `#`: a preprocessor line when first on its logical line (only blanks,
-/// comments and line splices before it), else a punctuator.
+/// A `#` (or `%:`): a preprocessor line when first on its logical line (only
+/// blanks, comments and line splices before it), else a punctuator.
 ///
 /// The line runs through its splices; a block comment inside it may carry it
 /// across newlines, and a quote or `//` inside it is honoured, as the
@@ -327,9 +375,8 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
             break src.len();
         }
         match src[i] {
-            b'\n' if !newline_is_spliced(src, i) => {
-                break if src[i - 1] == b'\r' { i - 1 } else { i };
-            }
+            b'\n' | b'\r' => break i,
+            b'\\' => i += splice_len(src, i).max(1),
             b'"' | b'\'' => i = skip_quoted(src, i),
             b'/' => {
                 let at = skip_splices(src, i + 1);
@@ -410,21 +457,23 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(utf8 = false)]
-#[logos(subpattern sp = r"\\\r?\n")]
+#[logos(subpattern sp = r"\\[ \t]*(\r\n|\r|\n)")]
 #[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
 #[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
 #[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
 #[logos(subpattern id0 = r"(?-u:[A-Za-z_$\x80-\xFF])")]
 #[logos(subpattern id1 = r"(?-u:[A-Za-z0-9_$\x80-\xFF])")]
-#[logos(subpattern esc = r"(?-u:\\(\r\n|[\x00-\xFF]))")]
+#[logos(subpattern esc = r"(?-u:\\([ \t]*(\r\n|\r|\n)|[\x00-\xFF]))")]
 #[logos(subpattern pfx = r"u8|u|U|L")]
 #[logos(extras = LineStart)]
 enum Raw {
     // Blanks that hold a newline (one that is no splice) are told apart by
     // the lexer itself, so tracking the start of a line costs no scan.
-    #[regex(r"([ \t\r\x0B\x0C]|(?&sp))+")]
+    // A backslash, CR, LF is one splice (CR LF is one line end), not a
+    // splice ended by CR and then a newline.
+    #[regex(r"([ \t\x0B\x0C]|(?&sp))+", priority = 3)]
     Whitespace,
-    #[regex(r"([ \t\r\x0B\x0C]|(?&sp))*\n([ \t\n\r\x0B\x0C]|(?&sp))*")]
+    #[regex(r"([ \t\x0B\x0C]|(?&sp))*[\r\n]([ \t\n\r\x0B\x0C]|(?&sp))*")]
     LineBreak,
     // Identifiers spelled plainly (nearly all) are told apart by the lexer,
     // so only the rare one with a splice or a universal character name is
@@ -446,6 +495,7 @@ enum Raw {
     #[regex(r#"(?&pfx)?R""#, raw_string)]
     #[token(b"/", slash)]
     #[token(b"#", hash)]
+    #[regex(r"%(?&sp)*:", hash)]
     #[token(b"[[", attribute)]
     Decided(TokenKind),
     #[token(b".")]
@@ -459,6 +509,10 @@ enum Raw {
     Decrement,
     #[token(b"...")]
     #[regex(r"[!%&*+,\-:;<=>?^|~(){}\[\]@`]")]
+    // Digraphs, and the two pasting operators: `##` is no directive even
+    // first on a line.
+    #[regex(r"<(?&sp)*:|:(?&sp)*>|<(?&sp)*%|%(?&sp)*>")]
+    #[regex(r"%(?&sp)*:(?&sp)*%(?&sp)*:|#(?&sp)*#")]
     Punct,
 }
 
@@ -482,178 +536,4 @@ impl Raw {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use TokenKind::*;
-
-    /// The non-whitespace tokens of `src`, with their text.
-    fn toks(src: &str) -> Vec<(TokenKind, &str)> {
-        let tokens = lex(src.as_bytes());
-        assert_tiles(src.as_bytes(), &tokens);
-        tokens
-            .into_iter()
-            .filter(|t| t.kind != Whitespace)
-            .map(|t| (t.kind, &src[t.span]))
-            .collect()
-    }
-
-    fn assert_tiles(src: &[u8], tokens: &[Token]) {
-        let mut at = 0;
-        for t in tokens {
-            assert_eq!(t.span.start, at, "gap or overlap before {t:?}");
-            assert!(t.span.end > t.span.start, "empty token {t:?}");
-            at = t.span.end;
-        }
-        assert_eq!(at, src.len());
-    }
-
-    #[test]
-    fn identifiers_include_dollar_non_ascii_and_ucns() {
-        assert_eq!(toks("a$b"), [(Ident, "a$b")]);
-        assert_eq!(toks("café x"), [(Ident, "café"), (Ident, "x")]);
-        assert_eq!(toks(r"caf\u00e9"), [(Ident, r"caf\u00e9")]);
-        assert_eq!(toks(r"\U0001F600x"), [(Ident, r"\U0001F600x")]);
-    }
-
-    #[test]
-    fn splices_join_identifiers() {
-        let src = "fo\\\no bar";
-        assert_eq!(toks(src), [(Ident, "fo\\\no"), (Ident, "bar")]);
-        assert_eq!(&*spelling(b"fo\\\r\no"), b"foo");
-        assert_eq!(&*spelling(b"a\\\n\\\nb"), b"ab");
-    }
-
-    #[test]
-    fn pp_numbers() {
-        for n in [
-            "1e+5",
-            "0x1p-3f",
-            "10ull",
-            ".5f",
-            "1'000",
-            "1.0e-3",
-            "0xABCp+1L",
-        ] {
-            assert_eq!(toks(n), [(Number, n)], "{n}");
-        }
-        assert_eq!(toks("a+1"), [(Ident, "a"), (Punct, "+"), (Number, "1")]);
-    }
-
-    #[test]
-    fn string_and_char_literals_with_prefixes_and_escapes() {
-        for s in [r#""a\"b""#, r#"u8"x""#, r#"u"x""#, r#"U"x""#, r#"L"x""#] {
-            assert_eq!(toks(s), [(Str, s)], "{s}");
-        }
-        for c in [r"'a'", r"'\''", r"u8'a'", r"L'\n'", r"U'\x41'"] {
-            assert_eq!(toks(c), [(Char, c)], "{c}");
-        }
-        assert_eq!(toks("\"a\\\nb\""), [(Str, "\"a\\\nb\"")]);
-    }
-
-    #[test]
-    fn unterminated_strings_stop_at_the_line_end() {
-        assert_eq!(toks("\"abc\nx"), [(UnterminatedStr, "\"abc"), (Ident, "x")]);
-        assert_eq!(toks("'a"), [(UnterminatedStr, "'a")]);
-        assert_eq!(toks("\"a\\"), [(UnterminatedStr, "\"a"), (Unknown, "\\")]);
-    }
-
-    #[test]
-    fn raw_strings() {
-        let s = r#"R"d(a)" )x" b)d""#;
-        assert_eq!(toks(s), [(RawStr, s)]);
-        assert_eq!(toks(r#"u8R"(x)""#), [(RawStr, r#"u8R"(x)""#)]);
-        assert_eq!(toks("R\"(\n\")\""), [(RawStr, "R\"(\n\")\"")]);
-        assert_eq!(toks(r#"R"d(abc"#), [(UnterminatedRawStr, r#"R"d(abc"#)]);
-        assert_eq!(toks(r#"R"a b(x)a b""#).len(), 1);
-        assert_eq!(toks(r#"R"a b(x)a b""#)[0].0, UnterminatedRawStr);
-    }
-
-    #[test]
-    fn comments() {
-        assert_eq!(toks("// a 'b\nc"), [(LineComment, "// a 'b"), (Ident, "c")]);
-        assert_eq!(
-            toks("// a \\\n b\nc"),
-            [(LineComment, "// a \\\n b"), (Ident, "c")]
-        );
-        assert_eq!(toks("// a\r\nc"), [(LineComment, "// a"), (Ident, "c")]);
-        assert_eq!(
-            toks("/* \" */x"),
-            [(BlockComment, "/* \" */"), (Ident, "x")]
-        );
-        assert_eq!(
-            toks("/\\\n* a *\\\n/x"),
-            [(BlockComment, "/\\\n* a *\\\n/"), (Ident, "x")]
-        );
-        assert_eq!(toks("/* a"), [(UnterminatedComment, "/* a")]);
-        assert_eq!(toks("a/b"), [(Ident, "a"), (Punct, "/"), (Ident, "b")]);
-    }
-
-    #[test]
-    fn preprocessor_lines() {
-        assert_eq!(
-            toks("#define A \\\n  B\nx"),
-            [(Preprocessor, "#define A \\\n  B"), (Ident, "x")]
-        );
-        assert_eq!(
-            toks("  # include \"a\"\r\nx"),
-            [(Preprocessor, "# include \"a\""), (Ident, "x")]
-        );
-        assert_eq!(
-            toks("#define A /* multi\nline */ B\nx"),
-            [
-                (Preprocessor, "#define A /* multi\nline */ B"),
-                (Ident, "x")
-            ]
-        );
-        assert_eq!(
-            toks("#define Q '\"' // c\nx"),
-            [(Preprocessor, "#define Q '\"' // c"), (Ident, "x")]
-        );
-        // Not first on its line: a punctuator.
-        assert_eq!(toks("a # b"), [(Ident, "a"), (Punct, "#"), (Ident, "b")]);
-        // A splice joins the # to a non-blank line.
-        assert_eq!(toks("a \\\n#b")[1], (Punct, "#"));
-        assert_eq!(toks("\\\n#b")[0], (Preprocessor, "#b"));
-    }
-
-    #[test]
-    fn attributes_are_not_nested_subscripts() {
-        assert_eq!(
-            toks("[[gnu::noinline, x(a[1])]] void"),
-            [(Attribute, "[[gnu::noinline, x(a[1])]]"), (Ident, "void")]
-        );
-        let t = toks("a[b[i]]");
-        assert!(t.iter().all(|(k, _)| *k != Attribute));
-        assert_eq!(t.iter().filter(|(k, _)| *k == Ident).count(), 3);
-        assert_eq!(toks("[[x"), [(UnterminatedAttribute, "[[x")]);
-        assert_eq!(toks("[[d(\"]]\")]]"), [(Attribute, "[[d(\"]]\")]]")]);
-    }
-
-    #[test]
-    fn member_operators() {
-        assert_eq!(
-            toks("a.b->c::d...e"),
-            [
-                (Ident, "a"),
-                (Dot, "."),
-                (Ident, "b"),
-                (Arrow, "->"),
-                (Ident, "c"),
-                (ColonColon, "::"),
-                (Ident, "d"),
-                (Punct, "..."),
-                (Ident, "e")
-            ]
-        );
-        assert_eq!(toks("a-\\\n>b")[1], (Arrow, "-\\\n>"));
-    }
-
-    #[test]
-    fn stray_bytes_are_unknown_tokens() {
-        let src = b"a\x00\\b\xff";
-        let tokens = lex(src);
-        assert_tiles(src, &tokens);
-        assert_eq!(tokens[1].kind, Unknown);
-        assert_eq!(tokens[2].kind, Unknown);
-    }
-}
+mod tests;

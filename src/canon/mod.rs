@@ -3,13 +3,17 @@
 //! [`canonical_kernel`] turns one kernel's text into the text its keys are
 //! taken over: the kernel up to a renaming of the names it binds. See
 //! [`rename`] for the rules and why they are sound, [`lexer`] for what the
-//! lexer knows of C, CUDA and OpenCL.
+//! lexer knows of C, CUDA and OpenCL, [`dialect`] for what makes a kernel
+//! keyed on its raw text or uncacheable, and [`isolation`] for when two
+//! kernels may share a translation unit.
 
+pub mod dialect;
+pub mod isolation;
 pub mod lexer;
 pub mod rename;
 mod segment;
 
-pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, Renamer};
+pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, KeyForm, Renamer};
 
 /// Names that are macros where a kernel is compiled (spelled as the
 /// compiler sees them, splices removed): never renamed, since a macro is not

@@ -13,7 +13,8 @@
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
 //! `.template` too); anything inside `[[...]]`, a preprocessor line, a string
-//! or character literal, or a lexical error. A name the rules would rename
+//! or character literal; nothing at all in a kernel with a lexical error (see
+//! "Raw keying" below). A name the rules would rename
 //! that also stands after a member operator somewhere in the kernel is kept
 //! everywhere: it may name a struct member or namespace the kernel declares,
 //! and renaming the declaration but not the access would let a kernel that
@@ -43,7 +44,22 @@
 //! contains the word `kc0` (canonical numbers start at 1 and no kept name
 //! matches `kc<digits>` there), so the marker cannot be forged, and the text,
 //! together with the kernel token, determines the kernel up to renaming.
+//!
+//! # Raw keying
+//!
+//! A kernel the lexer may read otherwise than its compiler (see
+//! [`super::dialect`]: trigraphs, raw strings, digit separators, a lexical
+//! error), or whose code depends on its position or its full name
+//! (`__LINE__`, `__func__`, a backend's position macro such as `assert`), or
+//! that is uncacheable (`__TIME__`), is not renamed at all: its canonical text
+//! is the marker `/*kc0 raw*/` followed by its text byte for byte, and its
+//! kernel token is its full name (a segment kernel keeps its index, which
+//! `__func__` spells). [`Canonical::raw`] says why. The marker cannot be
+//! produced by renaming: an unmarked text never contains the word `kc0`, and
+//! a marked one starts `/*kc0 kc_`. So a raw-keyed text never equals a renamed
+//! one, and two raw-keyed texts are equal only when the kernels are.
 
+use super::dialect::{Findings, Scanner};
 use super::lexer::{for_each_token_spliced, spelling, TokenKind};
 use logos::Logos;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -121,9 +137,28 @@ pub struct Canonical {
     pub renamed: Vec<(String, String)>,
     /// Whether bound names (and names derived from them) were renamed.
     pub bound_renamed: bool,
-    /// Why bound renaming was refused.
+    /// Why bound renaming was refused (for a raw-keyed kernel, why nothing
+    /// was renamed).
     pub reason: Option<String>,
+    /// Why the kernel is raw-keyed (see the module docs), when it is.
+    pub raw: Option<String>,
+    /// Why the kernel can never be cached (`__TIME__`), when it cannot.
+    pub uncacheable: Option<String>,
 }
+
+/// What a key is taken over: [`Renamer::key_form`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyForm<'r> {
+    /// The canonical text.
+    pub text: Vec<u8>,
+    /// The kernel token (the full name for a raw-keyed kernel).
+    pub kernel_token: Option<&'r [u8]>,
+    /// Why the kernel can never be cached, when it cannot.
+    pub uncacheable: Option<String>,
+}
+
+/// What starts every raw-keyed canonical text (see the module docs).
+pub const RAW_MARKER: &[u8] = b"/*kc0 raw*/";
 
 impl Canonical {
     /// The canonical text as UTF-8 (lossy where the kernel was not UTF-8).
@@ -150,6 +185,8 @@ pub struct Renamer {
     reason: Option<String>,
     /// Macro names where the kernel is compiled: never renamed.
     macros: Option<std::sync::Arc<super::MacroNames>>,
+    /// Macro names that expand by position: a kernel using one is raw-keyed.
+    position_macros: Option<std::sync::Arc<super::MacroNames>>,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -208,14 +245,21 @@ impl Renamer {
             scope_locals: options.scope_locals,
             reason,
             macros: None,
+            position_macros: None,
         }
     }
 
     /// Macro names whose expansion depends on position or the enclosing
-    /// function (see [`crate::backend::KeyExtras::position_macros`]).
-    /// Not yet consulted: the raw-text rule that uses them is to come.
-    pub fn with_position_macros(self, _macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+    /// function (see [`crate::backend::KeyExtras::position_macros`]): a
+    /// kernel that uses one is raw-keyed (see the module docs).
+    pub fn with_position_macros(mut self, macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self.position_macros = (!macros.is_empty()).then_some(macros);
         self
+    }
+
+    /// The position macros the backend reported, if any.
+    pub fn position_macros(&self) -> Option<&super::MacroNames> {
+        self.position_macros.as_deref()
     }
 
     /// Keeps every name in `macros` as written (see [`super::MacroNames`]).
@@ -226,7 +270,21 @@ impl Renamer {
 
     /// The canonical form of `text`.
     pub fn canonicalize(&self, text: &[u8]) -> Canonical {
-        let pass = self.pass(text, true);
+        let pass = match self.pass(text, true) {
+            Ok(pass) => pass,
+            Err(findings) => {
+                let raw = findings.raw.or_else(|| findings.uncacheable.clone());
+                return Canonical {
+                    text: raw_text(text),
+                    kernel_token: self.kernel_name.as_ref().map(|n| lossy(n)),
+                    renamed: Vec::new(),
+                    bound_renamed: false,
+                    reason: raw.clone(),
+                    raw,
+                    uncacheable: findings.uncacheable,
+                };
+            }
+        };
         let renamed = pass
             .order
             .iter()
@@ -248,13 +306,32 @@ impl Renamer {
             renamed,
             bound_renamed: self.reason.is_none(),
             reason: self.reason.clone(),
+            raw: None,
+            uncacheable: None,
         }
     }
 
-    /// Just the canonical text of `text` (what a key needs), without the
-    /// renaming map [`Renamer::canonicalize`] also builds.
+    /// Just the canonical text of `text`, without the renaming map
+    /// [`Renamer::canonicalize`] also builds.
     pub fn canonical_text(&self, text: &[u8]) -> Vec<u8> {
-        self.pass(text, false).out
+        self.key_form(text).text
+    }
+
+    /// What a key of `text` is taken over: its canonical text and kernel
+    /// token (both raw for a raw-keyed kernel), and whether it is uncacheable.
+    pub fn key_form(&self, text: &[u8]) -> KeyForm<'_> {
+        match self.pass(text, false) {
+            Ok(pass) => KeyForm {
+                text: pass.out,
+                kernel_token: self.token.as_deref(),
+                uncacheable: None,
+            },
+            Err(findings) => KeyForm {
+                text: raw_text(text),
+                kernel_token: self.kernel_name.as_deref(),
+                uncacheable: findings.uncacheable,
+            },
+        }
     }
 
     /// Whether bound renaming is refused, and why.
@@ -262,18 +339,25 @@ impl Renamer {
         self.reason.as_deref()
     }
 
-    /// The kernel token, when a kernel name was given.
+    /// The kernel token of a renamed text, when a kernel name was given (a
+    /// raw-keyed text's is the full name: [`Renamer::key_form`] tells which).
     pub fn kernel_token(&self) -> Option<&[u8]> {
         self.token.as_deref()
     }
 
     /// Runs the unmarked pass; again, keeping every renamable name that also
     /// stands after a member operator; and marked, when a kept name collides.
-    /// `record`: keep the renaming map, in order of first occurrence.
-    fn pass<'t>(&self, text: &'t [u8], record: bool) -> Pass<'_, 't, 't> {
+    /// `record`: keep the renaming map, in order of first occurrence. What
+    /// the first pass's scan found, when the kernel is to be raw-keyed.
+    fn pass<'t>(&self, text: &'t [u8], record: bool) -> Result<Pass<'_, 't, 't>, Findings> {
         let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, Default::default());
         pass.record = record;
+        pass.scan = Some(Scanner::new(self.position_macros.as_deref()));
         pass.run();
+        let findings = pass.scan.take().map(|s| s.finish(text)).unwrap_or_default();
+        if !findings.is_clean() {
+            return Err(findings);
+        }
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
             pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
@@ -289,7 +373,7 @@ impl Renamer {
             pass.record = record;
             pass.run();
         }
-        pass
+        Ok(pass)
     }
 
     /// What happens to a name at a renamable position.
@@ -383,6 +467,8 @@ struct Pass<'r, 't, 'k> {
     /// Names kept although the rules would rename them: they also stand
     /// after a member operator, so they may name a member the kernel declares.
     keep: FxHashSet<Cow<'t, [u8]>>,
+    /// The dialect scan, run alongside the first pass.
+    scan: Option<Scanner<'r>>,
     /// Renamable names met after a member operator in this pass.
     member_conflicts: FxHashSet<Cow<'t, [u8]>>,
 }
@@ -417,6 +503,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             kept: None,
             keep,
             member_conflicts: FxHashSet::default(),
+            scan: None,
         }
     }
 
@@ -429,19 +516,33 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
+        // The dialect scan sees every token but blanks, well-formed comments
+        // and names no macro it looks for can be (see `Scanner::token`).
+        let reported = self.renamer.position_macros.is_some();
         for_each_token_spliced(text, |kind, span, spliced| match kind {
             TokenKind::Ident => {
+                if text[span.start] == b'_' || reported {
+                    if let Some(scan) = self.scan.as_mut() {
+                        scan.token(text, kind, span.clone(), spliced);
+                    }
+                }
                 // `a.template f<T>()`: the member is the name after `template`.
                 let template = after_member && &text[span.clone()] == b"template";
                 self.name(span.start, span.end, after_member, spliced);
                 after_member = template;
             }
-            TokenKind::LineComment | TokenKind::BlockComment | TokenKind::UnterminatedComment => {
-                self.comment(span.start, span.end)
-            }
+            TokenKind::LineComment | TokenKind::BlockComment => self.comment(span.start, span.end),
             TokenKind::Whitespace => {}
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-            _ => after_member = false,
+            _ => {
+                if let Some(scan) = self.scan.as_mut().filter(|s| s.wants(text, kind, &span)) {
+                    scan.token(text, kind, span.clone(), spliced);
+                }
+                if kind == TokenKind::UnterminatedComment {
+                    self.comment(span.start, span.end);
+                }
+                after_member = false;
+            }
         });
         self.out.extend_from_slice(&text[self.copied..]);
     }
@@ -569,7 +670,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 /// numbers (so `2x` holds no name), and everything else.
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(utf8 = false)]
-#[logos(subpattern sp = r"\\\r?\n")]
+#[logos(subpattern sp = r"\\[ \t]*(\r\n|\r|\n)")]
 #[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
 #[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
 #[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
@@ -585,6 +686,18 @@ enum Word {
     #[regex(r"(?-u:[^A-Za-z0-9_$.\\\x80-\xFF])+")]
     #[regex(r"(?-u:[\x00-\xFF])", priority = 0)]
     Other,
+}
+
+/// A raw-keyed kernel's canonical text: the marker, then the text as it is.
+fn raw_text(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(RAW_MARKER.len() + text.len());
+    out.extend_from_slice(RAW_MARKER);
+    out.extend_from_slice(text);
+    out
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Appends `n` in decimal (no allocation, unlike `to_string`).
@@ -830,10 +943,10 @@ mod tests {
 
     #[test]
     fn opaque_regions_are_kept() {
-        let src = "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' R\"(i7)\" i8";
+        let src = "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' i8";
         assert_eq!(
             canon(src, |_| {}),
-            "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' R\"(i7)\" kc1"
+            "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' kc1"
         );
     }
 

@@ -59,7 +59,8 @@ fn parse_derivation(s: &str) -> Result<Derivation, String> {
 pub struct CanonArgs {
     #[command(flatten)]
     rename: RenameFlags,
-    /// Print one JSON object: canonical, kernel_token, renamed, bound_renamed, reason.
+    /// Print one JSON object: canonical, kernel_token, renamed, bound_renamed,
+    /// reason, raw (why it is keyed on its raw text), uncacheable.
     #[arg(long)]
     json: bool,
     /// The kernel text; standard input when absent or `-`.
@@ -81,6 +82,8 @@ pub fn canon(args: CanonArgs) -> Result<ExitCode, Failure> {
             "renamed": renamed,
             "bound_renamed": c.bound_renamed,
             "reason": c.reason,
+            "raw": c.raw,
+            "uncacheable": c.uncacheable,
         });
         write_stdout(format!("{obj}\n").as_bytes())?;
     } else {

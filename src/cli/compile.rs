@@ -29,8 +29,9 @@ pub struct CompileArgs {
     /// (paths relative to the manifest) instead of FILE arguments.
     #[arg(long, value_name = "M.json", conflicts_with = "files")]
     manifest: Option<PathBuf>,
-    /// Print one JSON object: kernels (file, symbol, outcome), kernels_compiled,
-    /// programs_compiled, kernels_reused, kernels_stored.
+    /// Print one JSON object: kernels (file, symbol, outcome: compiled, reused,
+    /// stored or uncacheable), kernels_compiled, programs_compiled,
+    /// kernels_reused, kernels_stored, kernels_uncacheable.
     #[arg(long)]
     json: bool,
     /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
@@ -174,6 +175,7 @@ impl Job for CompileJob {
                 "programs_compiled": census.programs_compiled,
                 "kernels_reused": census.kernels_reused,
                 "kernels_stored": census.kernels_stored,
+                "kernels_uncacheable": census.kernels_uncacheable,
             });
             format!("{v}\n")
         } else {
@@ -197,6 +199,12 @@ impl Job for CompileJob {
                 census.kernels_reused,
                 census.kernels_stored
             ));
+            if census.kernels_uncacheable > 0 {
+                s.push_str(&format!(
+                    "{} uncacheable: compiled every time, never stored\n",
+                    plural(census.kernels_uncacheable, "kernel")
+                ));
+            }
             s
         };
         write_stdout(out.as_bytes())?;

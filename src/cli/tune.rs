@@ -184,6 +184,12 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
             "kernels     requested {}  compiled {}  reused {}  stored {}\n",
             c.kernels_requested, c.kernels_compiled, c.kernels_reused, c.kernels_stored
         ));
+        if c.kernels_uncacheable > 0 {
+            s.push_str(&format!(
+                "            uncacheable {} (compiled every time)\n",
+                c.kernels_uncacheable
+            ));
+        }
         s.push_str(&format!(
             "programs    compiled {}  loaded {}\n",
             c.programs_compiled, c.programs_loaded
@@ -222,6 +228,7 @@ fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Valu
         "programs_compiled": sum(|r| r.census.programs_compiled),
         "kernels_reused": sum(|r| r.census.kernels_reused),
         "kernels_stored": sum(|r| r.census.kernels_stored),
+        "kernels_uncacheable": sum(|r| r.census.kernels_uncacheable),
         "programs_loaded": sum(|r| r.census.programs_loaded),
         "compile_seconds": reports.iter().map(|r| r.census.compile_time.as_secs_f64()).sum::<f64>(),
         "compile_saved_seconds": compile_time_per_kernel(reports)

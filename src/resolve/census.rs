@@ -14,8 +14,12 @@ pub struct Census {
     pub kernels_reused: u64,
     /// Kernels answered by a persistent store.
     pub kernels_stored: u64,
-    /// Kernels compiled: one representative per distinct key.
+    /// Kernels compiled: one representative per distinct key (uncacheable
+    /// kernels included, each on its own).
     pub kernels_compiled: u64,
+    /// Kernels answered by a compile that is never published nor stored
+    /// (`__TIME__` in the text, or a compile that read what its key missed).
+    pub kernels_uncacheable: u64,
     /// Programs compiled.
     pub programs_compiled: u64,
     /// Programs loaded from a persistent store.
@@ -43,6 +47,7 @@ impl Census {
         self.kernels_reused += o.kernels_reused;
         self.kernels_stored += o.kernels_stored;
         self.kernels_compiled += o.kernels_compiled;
+        self.kernels_uncacheable += o.kernels_uncacheable;
         self.programs_compiled += o.programs_compiled;
         self.programs_loaded += o.programs_loaded;
         self.concurrent_compiles += o.concurrent_compiles;

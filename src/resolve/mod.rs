@@ -16,7 +16,11 @@
 //!    (the first in batch order; the others share its program and symbol),
 //!    grouped by option list in batch order. A group never holds two kernels
 //!    under one symbol (a batch of search candidates often renders one name
-//!    several times): such a kernel starts a group of its own.
+//!    several times): such a kernel starts a group of its own. Unless the
+//!    backend [isolates kernels](Backend::isolates_kernels), a kernel joins
+//!    a group only when [`crate::canon::isolation`] proves it isolated from
+//!    every member and the option list; others compile alone. A program's
+//!    later kernels go to the backend without their shared directive prefix.
 //! 5. Without a split, each group compiles as one program and is published
 //!    as soon as its compile returned, so a failing group publishes nothing
 //!    (earlier groups stay) and its error propagates; the next resolve
@@ -31,6 +35,12 @@
 //! look it up by: the symbol it was *compiled* under, which a hit may have
 //! taken from another name (a segment kernel renamed by position).
 //!
+//! An *uncacheable* kernel (its text uses `__TIME__`, `__DATE__` or
+//! `__TIMESTAMP__`, or [`crate::backend::KeyExtras::uncacheable`] is set) is
+//! never looked up, compiles alone on every resolve, and is never published
+//! nor stored, like every kernel of a program whose [`Compiled::uncacheable`]
+//! is set; its outcome is [`Outcome::Uncacheable`].
+//!
 //! The resolver listens to the [`crate::cache::hooks`]: a clear of any
 //! backend's kernels, or a destroy of its own device, empties its code cache,
 //! and a resolve whose compile spans such a clear does not publish what it
@@ -38,17 +48,21 @@
 //! copy stays valid).
 
 pub mod census;
+mod concurrent;
+mod groups;
 pub mod split;
 pub mod stored;
 
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
 use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
 use crate::cache::hooks::{self, HookError, Hooks, Registration};
-use crate::canon::{CanonOptions, Renamer};
+use crate::canon::dialect::option_macros;
+use crate::canon::{CanonOptions, MacroNames, Renamer};
 use crate::key::{program_key, Digest, ProgramKeyInput};
 use crate::store::{Store, StoreError};
 use census::Census;
 use split::{chunks, programs_for, Split};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -114,6 +128,9 @@ pub enum Outcome {
     Stored,
     /// Compiled by this resolve.
     Compiled,
+    /// Compiled by this resolve, and never published nor stored: the
+    /// compile depends on more than its key (`__TIME__`).
+    Uncacheable,
 }
 
 /// One kernel's answer.
@@ -208,6 +225,15 @@ pub enum Threads {
 }
 
 type BeforeCompile = Box<dyn Fn(&[&Kernel]) + Send + Sync>;
+
+/// A kernel's key, and what else the resolve needs from keying it.
+struct Keyed {
+    key: Digest,
+    /// Why it can never be cached, when it cannot.
+    uncacheable: Option<String>,
+    /// The backend's position macros, for the isolation check.
+    position_macros: Arc<MacroNames>,
+}
 
 /// Resolves batches of kernels against one backend (one device).
 pub struct Resolver<B: Backend> {
@@ -329,6 +355,10 @@ impl<B: Backend + 'static> Resolver<B> {
 
     /// The program key of `kernel` (see the module docs).
     pub fn key(&self, kernel: &Kernel) -> Result<Digest, ResolveError> {
+        self.keyed(kernel).map(|k| k.key)
+    }
+
+    fn keyed(&self, kernel: &Kernel) -> Result<Keyed, ResolveError> {
         let source = KernelSource {
             symbol: &kernel.symbol,
             text: &kernel.text,
@@ -340,42 +370,63 @@ impl<B: Backend + 'static> Resolver<B> {
                 symbol: kernel.symbol.clone(),
                 source,
             })?;
+        // Macros the options define with position or time macros count too.
+        let (from_options, options_uncacheable) = option_macros(&kernel.options);
+        let position_macros = if from_options.is_empty() {
+            extras.position_macros
+        } else {
+            let mut all = (*extras.position_macros).clone();
+            all.extend(from_options);
+            Arc::new(all)
+        };
         let renamer = Renamer::new(&kernel.canon)
             .with_macros(extras.macros)
-            .with_position_macros(extras.position_macros);
-        let canonical = renamer.canonical_text(kernel.text.as_bytes());
+            .with_position_macros(Arc::clone(&position_macros));
+        let form = renamer.key_form(kernel.text.as_bytes());
         let extra = extras.digests;
-        let token = renamer.kernel_token().map(String::from_utf8_lossy);
-        Ok(program_key(&ProgramKeyInput {
+        let token = form.kernel_token.map(String::from_utf8_lossy);
+        let key = program_key(&ProgramKeyInput {
             backend: self.backend.family(),
             identity: self.backend.identity(),
             options: &kernel.options,
-            canonical: &canonical,
+            canonical: &form.text,
             kernel_token: token.as_deref(),
             extra: &extra,
-        }))
+        });
+        Ok(Keyed {
+            key,
+            uncacheable: extras
+                .uncacheable
+                .or(options_uncacheable)
+                .or(form.uncacheable),
+            position_macros,
+        })
     }
 
     /// Answers every kernel of `batch` with a program and a symbol (see the
     /// module docs for the protocol).
     pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
-        let keys = batch
+        let keyed = batch
             .iter()
-            .map(|k| self.key(k))
+            .map(|k| self.keyed(k))
             .collect::<Result<Vec<_>, _>>()?;
+        let keys: Vec<Digest> = keyed.iter().map(|k| k.key).collect();
         let mut census = Census {
             kernels_requested: batch.len() as u64,
             ..Census::default()
         };
-        let mut answers: Vec<Answer<B::Program>> = keys
+        let mut answers: Vec<Answer<B::Program>> = keyed
             .iter()
-            .map(|k| self.cache.find(k).map(|e| (e, Outcome::Reused)))
+            .map(|k| match k.uncacheable {
+                Some(_) => None,
+                None => self.cache.find(&k.key).map(|e| (e, Outcome::Reused)),
+            })
             .collect();
         let all_hit = answers.iter().all(Option::is_some);
         let result = if all_hit && !self.always_lock {
             Ok(())
         } else {
-            self.resolve_locked(batch, &keys, &mut answers, &mut census)
+            self.resolve_locked(batch, &keyed, &keys, &mut answers, &mut census)
         };
         census.kernels_reused = answers
             .iter()
@@ -401,27 +452,35 @@ impl<B: Backend + 'static> Resolver<B> {
     fn resolve_locked(
         &self,
         batch: &[Kernel],
+        keyed: &[Keyed],
         keys: &[Digest],
         answers: &mut [Answer<B::Program>],
         census: &mut Census,
     ) -> Result<(), ResolveError> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         let generation = self.cache.generation();
+        let uncacheable: Vec<bool> = keyed.iter().map(|k| k.uncacheable.is_some()).collect();
         for (i, key) in keys.iter().enumerate() {
-            if answers[i].is_none() {
+            if answers[i].is_none() && !uncacheable[i] {
                 answers[i] = self.cache.find(key).map(|e| (e, Outcome::Reused));
             }
         }
         if self.store.is_some() {
             let start = Instant::now();
-            self.load_stored(keys, answers, generation, census);
+            self.load_stored(keys, &uncacheable, answers, generation, census);
             census.load_time += start.elapsed();
         }
-        // One representative per distinct key, first in batch order.
+        // One representative per distinct key, first in batch order; an
+        // uncacheable kernel is its own.
         let mut representative: HashMap<Digest, usize> = HashMap::new();
         let mut reps = Vec::new();
         for (i, key) in keys.iter().enumerate() {
-            if answers[i].is_none() && !representative.contains_key(key) {
+            if answers[i].is_some() {
+                continue;
+            }
+            if uncacheable[i] {
+                reps.push(i);
+            } else if !representative.contains_key(key) {
                 representative.insert(*key, i);
                 reps.push(i);
             }
@@ -434,7 +493,13 @@ impl<B: Backend + 'static> Resolver<B> {
             return Ok(());
         }
         census.kernels_compiled = reps.len() as u64;
-        let groups = group_by_options(batch, &reps);
+        let groups = if self.backend.isolates_kernels() {
+            // Compiled each on its own, but an uncacheable kernel's program
+            // is never published: it holds that kernel alone.
+            groups::group_by_options(batch, &reps, |i, j| !uncacheable[i] && !uncacheable[j])
+        } else {
+            groups::isolated_groups(batch, keyed, &reps)
+        };
         let split = split::current_split_override().unwrap_or(self.split);
         let split = split.filter(|_| self.backend.split_capable());
         let programs: Vec<Vec<usize>> = groups
@@ -455,7 +520,13 @@ impl<B: Backend + 'static> Resolver<B> {
                 match result {
                     Ok(c) => {
                         census.programs_compiled += 1;
-                        self.publish(batch, keys, &programs[p], c, generation, answers);
+                        let kernels = &programs[p];
+                        if c.uncacheable.is_some() || kernels.iter().any(|&i| uncacheable[i]) {
+                            census.kernels_uncacheable += kernels.len() as u64;
+                            groups::answer_uncacheable(batch, kernels, &c, answers);
+                        } else {
+                            self.publish(batch, keys, kernels, c, generation, answers);
+                        }
                     }
                     Err(e) => {
                         if outcome.is_ok() {
@@ -492,8 +563,13 @@ impl<B: Backend + 'static> Resolver<B> {
             for (i, key) in keys.iter().enumerate() {
                 if answers[i].is_none() {
                     let r = representative[key];
-                    let (entry, _) = answers[r].clone().expect("representatives are answered");
-                    answers[i] = Some((entry, Outcome::Reused));
+                    let (entry, outcome) =
+                        answers[r].clone().expect("representatives are answered");
+                    let outcome = match outcome {
+                        Outcome::Uncacheable => Outcome::Uncacheable,
+                        _ => Outcome::Reused,
+                    };
+                    answers[i] = Some((entry, outcome));
                 }
             }
         }
@@ -561,6 +637,7 @@ impl<B: Backend + 'static> Resolver<B> {
     fn load_stored(
         &self,
         keys: &[Digest],
+        uncacheable: &[bool],
         answers: &mut [Answer<B::Program>],
         generation: u64,
         census: &mut Census,
@@ -570,7 +647,7 @@ impl<B: Backend + 'static> Resolver<B> {
         let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
         let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
         for (i, key) in keys.iter().enumerate() {
-            if answers[i].is_some() {
+            if answers[i].is_some() || uncacheable[i] {
                 continue;
             }
             let record =
@@ -647,13 +724,14 @@ impl<B: Backend + 'static> Resolver<B> {
         }
     }
 
-    fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<KernelSource<'a>> {
+    /// The sources of one program: every kernel after the first without
+    /// the directive prefix it shares with the first (see the module docs).
+    fn job<'a>(&self, batch: &'a [Kernel], kernels: &[usize]) -> Vec<Cow<'a, str>> {
+        let shared = kernels.len() > 1 && !self.backend.isolates_kernels();
         kernels
             .iter()
-            .map(|&i| KernelSource {
-                symbol: &batch[i].symbol,
-                text: &batch[i].text,
-            })
+            .enumerate()
+            .map(|(n, &i)| groups::unit_text(&batch[i].text, shared && n > 0))
             .collect()
     }
 
@@ -664,7 +742,15 @@ impl<B: Backend + 'static> Resolver<B> {
         program: usize,
         programs: usize,
     ) -> Result<Compiled<B::Program>, ResolveError> {
-        let sources = self.job(batch, kernels);
+        let texts = self.job(batch, kernels);
+        let sources: Vec<KernelSource<'_>> = kernels
+            .iter()
+            .zip(&texts)
+            .map(|(&i, text)| KernelSource {
+                symbol: &batch[i].symbol,
+                text,
+            })
+            .collect();
         let options = &batch[kernels[0]].options;
         self.backend
             .compile(&CompileJob {
@@ -680,73 +766,4 @@ impl<B: Backend + 'static> Resolver<B> {
                 source,
             })
     }
-
-    /// Compiles every program at once: the first on this thread, the others
-    /// on rayon or OS threads; all are joined before this returns.
-    fn compile_all(
-        &self,
-        batch: &[Kernel],
-        programs: &[Vec<usize>],
-    ) -> Vec<Result<Compiled<B::Program>, ResolveError>> {
-        let n = programs.len();
-        let compile = |p: usize| -> Result<Compiled<B::Program>, ResolveError> {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.compile_one(batch, &programs[p], p, n)
-            }))
-            .unwrap_or_else(|panic| {
-                Err(ResolveError::Panicked {
-                    program: p,
-                    message: panic_message(&*panic),
-                })
-            })
-        };
-        let mut results: Vec<Option<Result<Compiled<B::Program>, ResolveError>>> =
-            (0..n).map(|_| None).collect();
-        let (first, rest) = results.split_first_mut().expect("at least one program");
-        match self.threads {
-            Threads::Rayon => rayon::in_place_scope(|s| {
-                for (p, slot) in rest.iter_mut().enumerate() {
-                    let compile = &compile;
-                    s.spawn(move |_| *slot = Some(compile(p + 1)));
-                }
-                *first = Some(compile(0));
-            }),
-            Threads::Os => std::thread::scope(|s| {
-                for (p, slot) in rest.iter_mut().enumerate() {
-                    let compile = &compile;
-                    s.spawn(move || *slot = Some(compile(p + 1)));
-                }
-                *first = Some(compile(0));
-            }),
-        }
-        results
-            .into_iter()
-            .map(|r| r.expect("every compile was joined"))
-            .collect()
-    }
-}
-
-/// Representatives grouped by option list in batch order, no group holding
-/// two kernels under one symbol.
-fn group_by_options(batch: &[Kernel], reps: &[usize]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for &i in reps {
-        let home = groups.iter_mut().find(|g| {
-            batch[g[0]].options == batch[i].options
-                && g.iter().all(|&j| batch[j].symbol != batch[i].symbol)
-        });
-        match home {
-            Some(g) => g.push(i),
-            None => groups.push(vec![i]),
-        }
-    }
-    groups
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }
