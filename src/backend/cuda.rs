@@ -979,10 +979,7 @@ impl Backend for Cuda {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        Ok(super::KeyExtras {
-            digests: gpu::include_extras(FAMILY, kernel, options)?,
-            ..Default::default()
-        })
+        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::Cuda, kernel, options)
     }
 
     type Program = CudaProgram;

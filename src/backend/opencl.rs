@@ -350,10 +350,7 @@ impl Backend for OpenCl {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        Ok(super::KeyExtras {
-            digests: gpu::include_extras(FAMILY, kernel, options)?,
-            ..Default::default()
-        })
+        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::OpenCl, kernel, options)
     }
 
     type Program = OpenClProgram;
