@@ -353,6 +353,40 @@ pub(crate) fn key_extras(
     })
 }
 
+/// What the handle-cache key of a group needs besides its source: every
+/// kernel's extras digests (so a header edited between two compiles in one
+/// process is compiled afresh), and why the result cannot be cached, if so.
+/// A group whose extras cannot be computed gets a key no other compile
+/// shares, and is uncacheable.
+pub(crate) fn group_key_part(
+    family: &'static str,
+    driver: Driver,
+    job: &super::CompileJob<'_>,
+) -> (String, Option<String>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static UNIQUE: AtomicU64 = AtomicU64::new(0);
+    let mut h = crate::key::PartsHasher::new();
+    h.part("kcache-gpu-group");
+    let mut uncacheable = None;
+    for k in job.kernels {
+        match key_extras(family, driver, k, job.options) {
+            Ok(e) => {
+                for d in &e.digests {
+                    h.part(d.as_bytes());
+                }
+                uncacheable = uncacheable.or(e.uncacheable);
+            }
+            Err(e) => {
+                uncacheable.get_or_insert(e.to_string());
+            }
+        }
+    }
+    if uncacheable.is_some() {
+        h.part(UNIQUE.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    }
+    (format!("\n// extras {}", h.finish().to_hex()), uncacheable)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

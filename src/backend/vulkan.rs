@@ -1519,9 +1519,14 @@ impl Backend for Vulkan {
         // glslang compiles each kernel on its own; the concatenation is the
         // group's source only for its key.
         let source = gpu::concatenate(job);
-        self.lifecycle.compile(job, &source, |device| {
+        let (extras, uncacheable) =
+            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::Vulkan, job);
+        let keyed = format!("{source}{extras}");
+        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             self.compile_on(&gpu::opened(FAMILY, device)?, job)
-        })
+        })?;
+        compiled.uncacheable = uncacheable;
+        Ok(compiled)
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<VulkanProgram>, BackendError> {
