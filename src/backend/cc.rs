@@ -12,7 +12,8 @@
 //!
 //! ```text
 //! $CC [its own arguments] -shared -fPIC <default flags> -iquote <source dir>
-//!     <work>/c-XXXX/kernels.c <job options...> <link flags> -o <work>/c-XXXX/kernels.so
+//!     <work>/c-XXXX/kernels.c <job options...> <link flags>
+//!     -MD -MT x -MF <work>/c-XXXX/kernels.d -o <work>/c-XXXX/kernels.so
 //! ```
 //!
 //! run in the source directory. The **default flags** (`-O2` unless
@@ -50,10 +51,20 @@
 //! executable's blake3 digest, its leading arguments, `--version`,
 //! `-dumpmachine`, its own include directories (`-v`), the pinned
 //! environment (`compiler.rs`), the default and link flags, and the prelude's
-//! digest. Headers in the compiler's own include directories are covered by
-//! this identity rather than digested per kernel: they belong to the compiler
-//! installation. Everything else a kernel reads is digested by
-//! [`Backend::key_extras`] (see `includes.rs`).
+//! digest. Everything a kernel's compile reads is digested by contents by
+//! [`Backend::key_extras`]: every header, the compiler's own included (see
+//! `includes.rs`), and what every kernel under one option list shares (the
+//! prelude, forced includes, files the compiler reads on its own, link
+//! inputs; see `keying.rs`). The names the key must not rename (predefined,
+//! defined by an option or a header) come with them (see `macros.rs`).
+//!
+//! # The compiler's own report
+//!
+//! Every compile writes a dependency report (`-MD`): a file it names that no
+//! key of the group covered (a header a wrapper script adds, one found where
+//! kcache did not look) makes the result [`Compiled::uncacheable`]: it
+//! answers that compile, is never published or stored, and the group is
+//! compiled afresh in this process from then on.
 //!
 //! # Handles and teardown
 //!
@@ -627,9 +638,9 @@ impl CcBackend {
 
     /// What a group's compile reads: the base's and each kernel's digests,
     /// every file covered, and why it cannot be cached, if so.
-    fn group_extras(&self, job: &CompileJob<'_>) -> Result<GroupExtras, BackendError> {
+    fn group_extras(&self, job: &CompileJob<'_>) -> Result<keying::GroupExtras, BackendError> {
         let base = self.base(job.options)?;
-        let mut g = GroupExtras {
+        let mut g = keying::GroupExtras {
             digests: vec![base.digest],
             files: base.files.iter().cloned().collect(),
             uncacheable: base.uncacheable.clone(),
@@ -789,7 +800,7 @@ impl CcBackend {
     fn group_key(
         &self,
         job: &CompileJob<'_>,
-        extras: &GroupExtras,
+        extras: &keying::GroupExtras,
         tu: &str,
         symbols: &[&str],
     ) -> String {
@@ -808,35 +819,6 @@ impl CcBackend {
         let source = Source::from(tu);
         KernelCache::<CcProgram>::key(HOST, &symbols.join(","), &source, &opts)
     }
-}
-
-/// What a group's compile reads, for its handle-cache key and the check of
-/// the compiler's own report against it.
-struct GroupExtras {
-    digests: Vec<Digest>,
-    /// Every file a key covers, canonical.
-    files: std::collections::HashSet<PathBuf>,
-    uncacheable: Option<String>,
-}
-
-/// Why a compile whose compiler reported reading `report` (`None`: no
-/// report) is uncacheable, when it read a file outside `covered`.
-fn unkeyed_read(
-    report: Option<&[PathBuf]>,
-    covered: &std::collections::HashSet<PathBuf>,
-) -> Option<String> {
-    let Some(report) = report else {
-        return Some("the compiler wrote no report of the files it read".into());
-    };
-    report.iter().find_map(|p| {
-        let c = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        (!covered.contains(&c)).then(|| {
-            format!(
-                "the compiler read {}, which the key does not cover",
-                p.display()
-            )
-        })
-    })
 }
 
 fn info(c: &Compiler) -> BackendInfo {
@@ -872,11 +854,13 @@ impl Backend for CcBackend {
         }
         self.parse_flags(job.options)?;
         // A group its key cannot see through still compiles, uncached.
-        let extras = self.group_extras(job).unwrap_or_else(|e| GroupExtras {
-            digests: Vec::new(),
-            files: Default::default(),
-            uncacheable: Some(e.to_string()),
-        });
+        let extras = self
+            .group_extras(job)
+            .unwrap_or_else(|e| keying::GroupExtras {
+                digests: Vec::new(),
+                files: Default::default(),
+                uncacheable: Some(e.to_string()),
+            });
         let tu = render(&self.prelude, job.kernels);
         let key = self.group_key(job, &extras, &tu, &symbols);
         let poisoned = extras.uncacheable.is_some()
@@ -903,7 +887,7 @@ impl Backend for CcBackend {
         if uncacheable.is_none() {
             // Built now (not found in the handle cache): check the report.
             if let Some(report) = read.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                uncacheable = unkeyed_read(report.as_deref(), &extras.files);
+                uncacheable = keying::unkeyed_read(report.as_deref(), &extras.files);
                 if uncacheable.is_some() {
                     self.poisoned
                         .lock()

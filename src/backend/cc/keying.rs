@@ -201,6 +201,35 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     })
 }
 
+/// What a group's compile reads, for its handle-cache key and the check of
+/// the compiler's own report against it.
+pub(crate) struct GroupExtras {
+    pub digests: Vec<Digest>,
+    /// Every file a key covers, canonical.
+    pub files: std::collections::HashSet<PathBuf>,
+    pub uncacheable: Option<String>,
+}
+
+/// Why a compile whose compiler reported reading `report` (`None`: no
+/// report) is uncacheable, when it read a file outside `covered`.
+pub(crate) fn unkeyed_read(
+    report: Option<&[PathBuf]>,
+    covered: &std::collections::HashSet<PathBuf>,
+) -> Option<String> {
+    let Some(report) = report else {
+        return Some("the compiler wrote no report of the files it read".into());
+    };
+    report.iter().find_map(|p| {
+        let c = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        (!covered.contains(&c)).then(|| {
+            format!(
+                "the compiler read {}, which the key does not cover",
+                p.display()
+            )
+        })
+    })
+}
+
 /// The absolute files a GNU ld script (`libc.so` on glibc) names, or none
 /// for a real library.
 fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
