@@ -9,10 +9,14 @@
 //! * drops the include-path variables (`CPATH`, `C_INCLUDE_PATH`, ...) and the
 //!   dependency-output ones (`DEPENDENCIES_OUTPUT`, `SUNPRO_DEPENDENCIES`):
 //!   pass `-I` instead, which the program key sees;
-//! * pins the variables that choose the compiler's parts or change its output
-//!   (`GCC_EXEC_PREFIX`, `COMPILER_PATH`, `LIBRARY_PATH`, `SOURCE_DATE_EPOCH`,
-//!   `CCC_OVERRIDE_OPTIONS`) to their values at construction, which the
-//!   identity records;
+//! * drops the variables that make Clang write files (`CC_PRINT_HEADERS`,
+//!   `CC_LOG_DIAGNOSTICS`, ...);
+//! * pins the variables that choose the compiler's or linker's parts or
+//!   change its output (`GCC_EXEC_PREFIX`, `COMPILER_PATH`, `LIBRARY_PATH`,
+//!   `SOURCE_DATE_EPOCH`, `CCC_OVERRIDE_OPTIONS`, `LD_RUN_PATH`,
+//!   `LDEMULATION`, `GNUTARGET`, `SDKROOT`, ...) to their values at
+//!   construction, which the identity records (the libraries `LIBRARY_PATH`
+//!   finds are digested with the link line's; see `keying.rs`);
 //! * sets `LC_ALL=C`, so the version text and the diagnostics the backend
 //!   reads do not depend on the user's locale.
 
@@ -34,6 +38,11 @@ pub(crate) const REMOVED_ENV: &[&str] = &[
     "OBJCPLUS_INCLUDE_PATH",
     "DEPENDENCIES_OUTPUT",
     "SUNPRO_DEPENDENCIES",
+    // Clang writes these files as it runs.
+    "CC_PRINT_OPTIONS",
+    "CC_PRINT_HEADERS",
+    "CC_LOG_DIAGNOSTICS",
+    "CC_PRINT_PROC_STAT",
 ];
 
 /// Variables pinned to their value at construction (and part of the identity).
@@ -43,6 +52,14 @@ pub(crate) const PINNED_ENV: &[&str] = &[
     "LIBRARY_PATH",
     "SOURCE_DATE_EPOCH",
     "CCC_OVERRIDE_OPTIONS",
+    // What the linker reads or embeds in the object.
+    "LD_RUN_PATH",
+    "LDEMULATION",
+    "GNUTARGET",
+    "GCC_COMPARE_DEBUG",
+    // Clang's SDK and deployment target on Apple platforms.
+    "SDKROOT",
+    "MACOSX_DEPLOYMENT_TARGET",
 ];
 
 /// The compiler command `$CC` asks for (`cc` when unset or blank).

@@ -198,12 +198,15 @@ impl Validation {
 
     /// Whether everything the result was computed from is still as it was.
     pub(crate) fn holds(&self) -> bool {
-        if self.volatile {
-            return false;
-        }
+        // Checked (or computed) since the batch began: every stat it rests
+        // on came after the batch's call, which is all a batch promises,
+        // even for an entry too recent to be trusted across batches.
         let batch = BATCH.with(Cell::get);
         if batch.is_some_and(|b| self.checked.load(Ordering::SeqCst) >= b) {
             return true;
+        }
+        if self.volatile {
+            return false;
         }
         let clock = now();
         let ok = self
