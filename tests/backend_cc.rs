@@ -1451,13 +1451,66 @@ fn class3_option_header_and_predefined_macro_names_stay_unrenamed_through_the_re
         )
     };
     resolve_pair(&b, from_header("v3_z"), from_header("v4_z"), 5.0);
-    // A name the compiler predefines (`linux`, like `i386` on 32-bit).
+    // A name the compiler predefines (`linux`, like `i386` on 32-bit): the
+    // kernel declaring it does not compile alone, so it must not be answered
+    // by the one declaring an ordinary name.
     if b.target().contains("linux") {
-        resolve_pair(
-            &b,
-            uses("v5_q", &["-Dv5_q=7.0f"]),
-            uses("linux", &["-Dv5_q=7.0f"]),
-            1.0,
+        let declares = |v: &str| {
+            kernel(
+                "kv",
+                &format!(
+                    "static const float {v} = 9.0f;\nvoid kv(float* n1_x) {{ n1_x[0] = {v}; }}\n"
+                ),
+                &["n1_x", v],
+                &[],
+            )
+        };
+        let hooks = Hooks::new();
+        let backend = Arc::new(need!(backend_with(&hooks, |c| c.source_dir(d.path()))));
+        let r = kcache::resolve::Resolver::with(
+            backend,
+            kcache::cache::code::Capacity::Fixed(1 << 20),
+            &hooks,
         );
+        let (ordinary, predefined) = (declares("v7_r"), declares("linux"));
+        assert_ne!(r.key(&ordinary).unwrap(), r.key(&predefined).unwrap());
+        r.resolve(std::slice::from_ref(&ordinary)).unwrap();
+        assert!(r.resolve(std::slice::from_ref(&predefined)).is_err());
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn class2_a_computed_include_in_a_system_header_is_uncacheable_not_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let sys = d.path().join("sys");
+    fs::create_dir_all(&sys).unwrap();
+    let b = need!(wrapped(d.path(), &format!("-isystem {}", sys.display())));
+    write(
+        &sys,
+        "kc_computed.h",
+        "#define KC_H <stddef.h>\n#include KC_H\n",
+    );
+    let e = b
+        .key_extras(&k("kern", "#include <kc_computed.h>\n"), &[])
+        .unwrap();
+    let why = e.uncacheable.expect("kcache cannot follow it");
+    assert!(why.contains("KC_H"), "{why}");
+    // The same directive in the user's own header is refused, as before.
+    let (ud, ub) = need!(in_dir());
+    write(
+        ud.path(),
+        "mine.h",
+        "#define KC_H <stddef.h>\n#include KC_H\n",
+    );
+    refusal(&ub, "#include \"mine.h\"\n", &[]);
+}
+
+#[test]
+fn class3_an_option_using_the_time_is_uncacheable() {
+    let (_d, b) = need!(in_dir());
+    let e = b
+        .key_extras(&k("kern", SAXPY), &opts(&["-DSTAMP=__DATE__"]))
+        .unwrap();
+    assert!(e.uncacheable.unwrap().contains("__DATE__"));
 }
