@@ -1514,3 +1514,40 @@ fn class3_an_option_using_the_time_is_uncacheable() {
         .unwrap();
     assert!(e.uncacheable.unwrap().contains("__DATE__"));
 }
+
+#[cfg(unix)]
+#[test]
+fn class2_a_system_header_edited_between_two_resolves_is_compiled_afresh() {
+    let d = tempfile::tempdir().unwrap();
+    let sys = d.path().join("sys");
+    fs::create_dir_all(&sys).unwrap();
+    let b = need!(wrapped(d.path(), &format!("-isystem {}", sys.display())));
+    let hooks = Hooks::new();
+    let r = kcache::resolve::Resolver::with(
+        Arc::new(b),
+        kcache::cache::code::Capacity::Fixed(1 << 20),
+        &hooks,
+    );
+    let kv = kernel(
+        "kv",
+        "#include <kc_value.h>\nvoid kv(float* n1_x) { n1_x[0] = KC_V; }\n",
+        &["n1_x"],
+        &[],
+    );
+    let value = |r: &kcache::resolve::Resolver<CcBackend>| {
+        let got = r.resolve(std::slice::from_ref(&kv)).unwrap();
+        run(
+            r.backend(),
+            &got[0].program,
+            &got[0].symbol,
+            vec![vec![0.0]],
+            vec![],
+        )[0][0]
+    };
+    write(&sys, "kc_value.h", "#define KC_V 1.0f\n");
+    assert_eq!(value(&r), 1.0);
+    assert_eq!(value(&r), 1.0, "a hit");
+    // Same size, same second: only the contents differ.
+    write(&sys, "kc_value.h", "#define KC_V 2.0f\n");
+    assert_eq!(value(&r), 2.0);
+}
