@@ -27,8 +27,9 @@
 //! `CL_VERSION_*`, `FP_FAST_FMA*`, math constants, limits; NVRTC's
 //! `__CUDACC__`, `__CUDA_ARCH__` and its built-in header's qualifiers;
 //! GLSL's `GL_*`, `VULKAN`), plus the host-target names a clang-based driver
-//! may define (`linux`, `unix`, `i386`), plus every name an option defines
-//! or undefines, every `#define` of every header read and of the kernel.
+//! may define (`linux`, `unix`; `i386` and its kin on a 32-bit x86 host
+//! only), plus every name an option defines or undefines, every `#define`
+//! of every header read and of the kernel.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -37,11 +38,14 @@ use super::cc::includes::{self, Define};
 use super::cc::macros;
 use super::{BackendError, KernelSource, KeyExtras};
 
-/// Host-target names a compiler in GNU mode predefines without underscores.
-const HOST_NAMES: &[&str] = &[
-    "linux", "unix", "i386", "i486", "i586", "i686", "sun", "sparc", "mips", "vax", "WIN32",
-    "_WIN32", "_WIN64",
-];
+/// Host-target names a clang-based driver compiling for this host may
+/// predefine without underscores. Only the ones this host's target has: a
+/// renderer's loop variables are called `i486` and the like, and a name
+/// kept as written where it is no macro only costs reuse.
+#[cfg(target_arch = "x86")]
+const HOST_NAMES: &[&str] = &["linux", "unix", "i386", "i486", "i586", "i686"];
+#[cfg(not(target_arch = "x86"))]
+const HOST_NAMES: &[&str] = &["linux", "unix"];
 
 /// OpenCL C's documented predefined macros (OpenCL C specification,
 /// "Preprocessor Directives and Macros", math constants, limits).
