@@ -365,6 +365,58 @@ fn check_compile_error<B: Backend>(
     Some(log)
 }
 
+/// A header in the process's working directory, where PoCL and NVRTC look
+/// for a kernel's quoted includes first; removed on drop.
+struct CwdHeader(std::path::PathBuf);
+
+impl CwdHeader {
+    fn new(tag: &str, text: &str) -> CwdHeader {
+        let name = format!("kcache_cwd_{tag}_{}.h", std::process::id());
+        let h = CwdHeader(std::env::current_dir().unwrap().join(name));
+        h.write(text);
+        h
+    }
+
+    fn name(&self) -> String {
+        self.0.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    fn write(&self, text: &str) {
+        std::fs::write(&self.0, text).unwrap();
+    }
+}
+
+impl Drop for CwdHeader {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `class2`: a header in the driver's working directory is keyed by its
+/// contents, and the compile reads that very file. Returns the program
+/// compiled from the first version.
+fn check_a_cwd_header_changes_the_key<B: Backend>(
+    backend: &B,
+    header: &CwdHeader,
+    symbol: &str,
+    text: &str,
+) -> Compiled<B::Program> {
+    let kernel = KernelSource { symbol, text };
+    let before = backend.key_extras(&kernel, &[]).unwrap();
+    assert_eq!(before, backend.key_extras(&kernel, &[]).unwrap());
+    assert!(
+        before.macros.contains(&b"FACTOR"[..]),
+        "the header's macro is never renamed"
+    );
+    let compiled = backend
+        .compile(&job(std::slice::from_ref(&kernel), &[]))
+        .expect("the driver finds the header in its working directory");
+    header.write("#define FACTOR 7.0f\n");
+    let after = backend.key_extras(&kernel, &[]).unwrap();
+    assert_ne!(before.digests, after.digests, "its contents are keyed");
+    compiled
+}
+
 mod opencl {
     use super::*;
     use kcache::backend::opencl::{probe, OpenCl, OpenClConfig};
@@ -477,6 +529,26 @@ mod opencl {
     #[test]
     fn a_launch_with_the_wrong_arguments_is_refused() {
         check_bad_launches(backend(), TEXTS);
+    }
+
+    #[test]
+    fn class2_a_header_in_the_drivers_cwd_changes_the_key() {
+        let Some(cl) = backend() else { return };
+        let h = CwdHeader::new("cl", "#define FACTOR 3.0f\n");
+        let text = format!(
+            "#include \"{}\"\n__kernel void scale(__global float* y, int n) {{\n\
+             int i = get_global_id(0);\n if (i < n) y[i] *= FACTOR;\n}}",
+            h.name()
+        );
+        let compiled = check_a_cwd_header_changes_the_key(&cl, &h, "scale", &text);
+        let mut launch = Launch {
+            buffers: vec![vec![2.0]],
+            scalars: vec![1],
+            global: [1, 1, 1],
+            local: [1, 1, 1],
+        };
+        cl.launch(&compiled.program, "scale", &mut launch).unwrap();
+        assert_close(&launch.buffers[0], &[6.0]);
     }
 
     #[test]
@@ -697,6 +769,29 @@ mod cuda {
                 if reason.contains(&empty.path().display().to_string())),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn class2_a_header_in_the_drivers_cwd_changes_the_key() {
+        let Some(cuda) = compile_only("sm_80", CudaTarget::Cubin) else {
+            return;
+        };
+        let h = CwdHeader::new("cuda", "#define FACTOR 3.0f\n");
+        let text = format!(
+            "#include \"{}\"\nextern \"C\" __global__ void scale(float* y, int n) {{\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n if (i < n) y[i] *= FACTOR;\n}}",
+            h.name()
+        );
+        let first = check_a_cwd_header_changes_the_key(&cuda, &h, "scale", &text);
+        // The edited header is what NVRTC compiles now: other bytes.
+        let kernel = KernelSource {
+            symbol: "scale",
+            text: &text,
+        };
+        let second = cuda
+            .compile(&job(std::slice::from_ref(&kernel), &[]))
+            .unwrap();
+        assert_ne!(first.binary, second.binary);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!
 //! ```text
 //! $CC [its own arguments] -shared -fPIC <default flags> -iquote <source dir>
-//!     <work>/c-XXXX/kernels.c <job options...> <link flags> -o <work>/c-XXXX/kernels.so
+//!     <work>/c-XXXX/kernels.c <job options...> <link flags>
+//!     -MD -MT x -MF <work>/c-XXXX/kernels.d -o <work>/c-XXXX/kernels.so
 //! ```
 //!
 //! run in the source directory. The **default flags** (`-O2` unless
@@ -59,10 +60,20 @@
 //! executable's blake3 digest, its leading arguments, `--version`,
 //! `-dumpmachine`, its own include directories (`-v`), the pinned
 //! environment (`compiler.rs`), the default and link flags, and the prelude's
-//! digest. Headers in the compiler's own include directories are covered by
-//! this identity rather than digested per kernel: they belong to the compiler
-//! installation. Everything else a kernel reads is digested by
-//! [`Backend::key_extras`] (see `includes.rs`).
+//! digest. Everything a kernel's compile reads is digested by contents by
+//! [`Backend::key_extras`]: every header, the compiler's own included (see
+//! `includes.rs`), and what every kernel under one option list shares (the
+//! prelude, forced includes, files the compiler reads on its own, link
+//! inputs; see `keying.rs`). The names the key must not rename (predefined,
+//! defined by an option or a header) come with them (see `macros.rs`).
+//!
+//! # The compiler's own report
+//!
+//! Every compile writes a dependency report (`-MD`): a file it names that no
+//! key of the group covered (a header a wrapper script adds, one found where
+//! kcache did not look) makes the result [`Compiled::uncacheable`]: it
+//! answers that compile, is never published or stored, and the group is
+//! compiled afresh in this process from then on.
 //!
 //! # Handles and teardown
 //!
@@ -94,6 +105,8 @@ use crate::key::{Digest, PartsHasher, Source};
 
 mod compiler;
 pub(crate) mod includes;
+mod keying;
+pub(crate) mod macros;
 mod options;
 mod program;
 
@@ -278,6 +291,8 @@ impl CcBuilder {
             source_dir,
             source_arg,
             native: Mutex::new(HashMap::new()),
+            bases: Mutex::new(HashMap::new()),
+            poisoned: Mutex::new(Default::default()),
             destroyed: std::sync::atomic::AtomicBool::new(false),
             work,
         };
@@ -301,6 +316,11 @@ pub struct CcBackend {
     source_arg: String,
     /// What machine-dependent options mean here, per option list.
     native: Mutex<HashMap<Vec<String>, Digest>>,
+    /// The kernel-independent part of a key, per job option list.
+    bases: Mutex<HashMap<Vec<String>, Arc<keying::Base>>>,
+    /// Handle-cache keys of groups whose compile read a file no key
+    /// covered: compiled afresh every time.
+    poisoned: Mutex<std::collections::HashSet<String>>,
     /// Set by `destroy_device`: like a GPU backend whose device went, this
     /// one builds and runs nothing more (what it handed out stays valid).
     destroyed: std::sync::atomic::AtomicBool,
@@ -590,21 +610,63 @@ impl CcBackend {
         options::parse(&self.flag_list(options), &self.source_dir).map_err(refused)
     }
 
-    /// Digests of what compiling `texts` under `flags` reads (see
-    /// `includes.rs`), after what machine-dependent options mean here.
-    fn extras(
-        &self,
-        flags: &options::Flags,
-        texts: &[(&str, &[u8])],
-    ) -> Result<Vec<Digest>, BackendError> {
-        let compiler_dirs = &self.compiler.include_dirs;
-        let search = includes::Search::new(flags, &self.source_dir, compiler_dirs);
-        let mut out = Vec::new();
-        if !flags.native.is_empty() {
-            out.push(self.native_digest(&flags.native)?);
+    /// The kernel-independent part of the key of a compile with `options`
+    /// (see `keying.rs`), memoized and re-validated.
+    fn base(&self, options: &[String]) -> Result<Arc<keying::Base>, BackendError> {
+        if let Some(b) = self
+            .bases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(options)
+            .cloned()
+        {
+            if b.holds() {
+                return Ok(b);
+            }
         }
-        out.extend(includes::extras(&search, flags, texts).map_err(scan_error)?);
-        Ok(out)
+        let flags = self.parse_flags(options)?;
+        let native = if flags.native.is_empty() {
+            None
+        } else {
+            Some(self.native_digest(&flags.native)?)
+        };
+        let base = Arc::new(keying::base(keying::Inputs {
+            compiler: &self.compiler,
+            flag_list: self.flag_list(options),
+            flags,
+            source_dir: &self.source_dir,
+            prelude: &self.prelude,
+            prelude_label: PRELUDE_LABEL,
+            scratch: self.work.path(),
+            native,
+        })?);
+        self.bases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(options.to_vec(), Arc::clone(&base));
+        Ok(base)
+    }
+
+    /// What a group's compile reads: the base's and each kernel's digests,
+    /// every file covered, and why it cannot be cached, if so.
+    fn group_extras(&self, job: &CompileJob<'_>) -> Result<keying::GroupExtras, BackendError> {
+        let base = self.base(job.options)?;
+        let mut g = keying::GroupExtras {
+            digests: vec![base.digest],
+            files: base.files.iter().cloned().collect(),
+            uncacheable: base.uncacheable.clone(),
+        };
+        for k in job.kernels {
+            let label = format!("kernel `{}`", k.symbol);
+            let scanned = includes::scan_text(&base.search, &label, k.text.as_bytes(), false)
+                .map_err(scan_error)?;
+            g.digests.push(scanned.closure.digest);
+            g.files.extend(scanned.closure.files.iter().cloned());
+            if g.uncacheable.is_none() {
+                g.uncacheable = scanned.closure.uncacheable.clone();
+            }
+        }
+        Ok(g)
     }
 
     fn native_digest(&self, native: &[String]) -> Result<Digest, BackendError> {
@@ -657,11 +719,14 @@ impl CcBackend {
     }
 
     /// Compiles `tu` (the group's translation unit) and loads the result.
+    /// `read` receives the files the compiler reported reading (`None`
+    /// when it wrote no report).
     fn build(
         &self,
         job: &CompileJob<'_>,
         tu: &str,
         symbols: &[&str],
+        read: &mut Option<Vec<PathBuf>>,
     ) -> Result<CcProgram, BackendError> {
         let dir = self
             .work
@@ -669,6 +734,7 @@ impl CcBackend {
             .map_err(self.io_error(self.work.path()))?;
         let src = dir.path().join("kernels.c");
         let out = dir.path().join("kernels.so");
+        let deps = dir.path().join("kernels.d");
         workdir::write_new(&src, tu.as_bytes()).map_err(self.io_error(&src))?;
         let mut command = self.compiler.command();
         let output = workdir::private_umask(&mut command)
@@ -679,6 +745,8 @@ impl CcBackend {
             .arg(&src)
             .args(job.options)
             .args(&self.link_flags)
+            .args(["-MD", "-MT", "x", "-MF"])
+            .arg(&deps)
             .arg("-o")
             .arg(&out)
             .current_dir(&self.source_dir)
@@ -708,6 +776,18 @@ impl CcBackend {
             tracing::debug!(kernels = ?symbols, diagnostics = %stderr, "cc compiled with diagnostics");
         }
         let binary = std::fs::read(&out).map_err(self.io_error(&out))?;
+        // The compiler's own account of what it read; no report at all
+        // counts as a read no key covered.
+        *read = match std::fs::read_to_string(&deps) {
+            Ok(text) => Some(
+                compiler::parse_deps(&text)
+                    .into_iter()
+                    .map(|p| self.source_dir.join(p))
+                    .filter(|p| p != &src)
+                    .collect(),
+            ),
+            Err(_) => None,
+        };
         let digest = Digest(*blake3::hash(&binary).as_bytes());
         self.install(binary, digest, symbols, |reason| BackendError::Compile {
             backend: FAMILY,
@@ -716,27 +796,16 @@ impl CcBackend {
         })
     }
 
-    /// The handle-cache key of a group, or `None` (with the reason logged)
-    /// when its headers cannot be seen: such a group is compiled uncached.
+    /// The handle-cache key of a group, over what it reads.
     fn group_key(
         &self,
         job: &CompileJob<'_>,
-        flags: &options::Flags,
+        extras: &keying::GroupExtras,
         tu: &str,
         symbols: &[&str],
-    ) -> Option<String> {
-        let mut texts: Vec<(&str, &[u8])> = Vec::with_capacity(job.kernels.len() + 1);
-        texts.push((PRELUDE_LABEL, self.prelude.as_bytes()));
-        texts.extend(job.kernels.iter().map(|k| (k.symbol, k.text.as_bytes())));
-        let extras = match self.extras(flags, &texts) {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::debug!(error = %e, "cc compiles a group its handle cache cannot key");
-                return None;
-            }
-        };
+    ) -> String {
         let mut h = PartsHasher::new();
-        for d in &extras {
+        for d in &extras.digests {
             h.part(d.as_bytes());
         }
         // make_key sorts options: number them so their order still counts.
@@ -748,12 +817,7 @@ impl CcBackend {
             .collect();
         opts.push(("extras".into(), h.finish().to_hex()));
         let source = Source::from(tu);
-        Some(KernelCache::<CcProgram>::key(
-            HOST,
-            &symbols.join(","),
-            &source,
-            &opts,
-        ))
+        KernelCache::<CcProgram>::key(HOST, &symbols.join(","), &source, &opts)
     }
 }
 
@@ -788,20 +852,54 @@ impl Backend for CcBackend {
                 reason: "is not a C identifier; kernels are looked up by symbol".into(),
             });
         }
-        let flags = self.parse_flags(job.options)?;
+        self.parse_flags(job.options)?;
+        // A group its key cannot see through still compiles, uncached.
+        let extras = self
+            .group_extras(job)
+            .unwrap_or_else(|e| keying::GroupExtras {
+                digests: Vec::new(),
+                files: Default::default(),
+                uncacheable: Some(e.to_string()),
+            });
         let tu = render(&self.prelude, job.kernels);
-        let build = || self.build(job, &tu, &symbols).map_err(BuildError::from);
-        let program = match self.group_key(job, &flags, &tu, &symbols) {
-            Some(key) => self
-                .kernels
-                .find_or_build(key, HOST, build)
-                .map_err(|e| e.into_backend(FAMILY))?,
-            None => Arc::new(build().map_err(|e| e.into_backend(FAMILY))?),
+        let key = self.group_key(job, &extras, &tu, &symbols);
+        let poisoned = extras.uncacheable.is_some()
+            || self
+                .poisoned
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&key);
+        let read = Mutex::new(None);
+        let build = || {
+            let mut r = None;
+            let p = self.build(job, &tu, &symbols, &mut r);
+            *read.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            p.map_err(BuildError::from)
         };
+        let program = if poisoned {
+            Arc::new(build().map_err(|e| e.into_backend(FAMILY))?)
+        } else {
+            self.kernels
+                .find_or_build(key.clone(), HOST, build)
+                .map_err(|e| e.into_backend(FAMILY))?
+        };
+        let mut uncacheable = extras.uncacheable.clone();
+        if uncacheable.is_none() {
+            // Built now (not found in the handle cache): check the report.
+            if let Some(report) = read.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                uncacheable = keying::unkeyed_read(report.as_deref(), &extras.files);
+                if uncacheable.is_some() {
+                    self.poisoned
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(key);
+                }
+            }
+        }
         Ok(Compiled {
             binary: program.binary().to_vec(),
             program,
-            uncacheable: None,
+            uncacheable,
         })
     }
 
@@ -863,18 +961,20 @@ impl Backend for CcBackend {
         kernel: &KernelSource<'_>,
         options: &[String],
     ) -> Result<KeyExtras, BackendError> {
-        let flags = self.parse_flags(options)?;
+        let base = self.base(options)?;
         let label = format!("kernel `{}`", kernel.symbol);
-        let digests = self.extras(
-            &flags,
-            &[
-                (PRELUDE_LABEL, self.prelude.as_bytes()),
-                (&label, kernel.text.as_bytes()),
-            ],
-        )?;
+        let scanned = includes::scan_text(&base.search, &label, kernel.text.as_bytes(), false)
+            .map_err(scan_error)?;
+        let merged = macros::merge(&base.defines, &scanned.closure, &scanned.defines);
+        let uncacheable = base
+            .uncacheable
+            .clone()
+            .or_else(|| scanned.closure.uncacheable.clone());
         Ok(KeyExtras {
-            digests,
-            ..KeyExtras::default()
+            digests: vec![base.digest, scanned.closure.digest],
+            macros: merged.macros,
+            position_macros: merged.positional,
+            uncacheable,
         })
     }
 

@@ -979,10 +979,7 @@ impl Backend for Cuda {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        Ok(super::KeyExtras {
-            digests: gpu::include_extras(FAMILY, kernel, options)?,
-            ..Default::default()
-        })
+        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::Cuda, kernel, options)
     }
 
     type Program = CudaProgram;
@@ -1010,7 +1007,10 @@ impl Backend for Cuda {
         let mut options = vec![format!("--gpu-architecture={arch}")];
         options.extend(job.options.iter().cloned());
         let source = gpu::concatenate(job);
-        self.lifecycle.compile(job, &source, |device| {
+        let (extras, uncacheable) =
+            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::Cuda, job);
+        let keyed = format!("{source}{extras}");
+        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             let binary = self
                 .nvrtc
                 .compile(&source, &options, self.target)
@@ -1022,7 +1022,9 @@ impl Backend for Cuda {
                 binary,
                 uncacheable: None,
             })
-        })
+        })?;
+        compiled.uncacheable = uncacheable;
+        Ok(compiled)
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<CudaProgram>, BackendError> {

@@ -179,43 +179,6 @@ pub(crate) fn group_count(global: [usize; 3], local: [usize; 3]) -> [usize; 3] {
 }
 
 /// The first executable named `name` on `PATH`.
-/// What a GPU kernel's `#include`s read, for [`super::Backend::key_extras`]:
-/// every header found in the directory the compiler runs in (quoted
-/// includes) or in the option list's `-I` / `--include-path` directories,
-/// recursively, digested with its resolved path; a header found nowhere is
-/// digested as absent (the compiler's own headers, such as NVRTC's, are
-/// covered by its identity). A computed `#include` is refused.
-pub(crate) fn include_extras(
-    family: &'static str,
-    kernel: &super::KernelSource<'_>,
-    options: &[String],
-) -> Result<Vec<crate::key::Digest>, BackendError> {
-    if !kernel.text.contains('#') {
-        return Ok(Vec::new());
-    }
-    let mut dirs = Vec::new();
-    let mut options = options.iter();
-    while let Some(o) = options.next() {
-        let dir = if o == "-I" || o == "--include-path" {
-            options.next().map(String::as_str)
-        } else {
-            o.strip_prefix("--include-path=")
-                .or_else(|| o.strip_prefix("-I"))
-        };
-        if let Some(d) = dir {
-            dirs.push(PathBuf::from(d.trim()));
-        }
-    }
-    let cwd = std::env::current_dir().map_err(|source| BackendError::Io {
-        backend: family,
-        path: PathBuf::from("."),
-        source,
-    })?;
-    let label = format!("kernel `{}`", kernel.symbol);
-    super::cc::includes::extras_in_dirs(&dirs, &cwd, &[(&label, kernel.text.as_bytes())])
-        .map_err(|e| super::cc::scan_error_for(family, e))
-}
-
 pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -461,56 +424,6 @@ mod tests {
     use super::*;
     use crate::backend::KernelSource;
     use crate::cache::hooks::HookError;
-
-    fn extras(text: &str, options: &[&str]) -> Result<Vec<crate::key::Digest>, BackendError> {
-        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
-        include_extras("opencl", &KernelSource { symbol: "k", text }, &options)
-    }
-
-    #[test]
-    fn an_included_headers_contents_change_the_extras() {
-        let dir = tempfile::tempdir().unwrap();
-        let inc = format!("-I{}", dir.path().display());
-        std::fs::write(dir.path().join("h.h"), "#define N 4\n").unwrap();
-        let text = "#include \"h.h\"\nkernel void k() {}";
-        let a = extras(text, &[&inc]).unwrap();
-        assert_eq!(a, extras(text, &[&inc]).unwrap(), "deterministic");
-        std::fs::write(dir.path().join("h.h"), "#define N 8\n").unwrap();
-        assert_ne!(a, extras(text, &[&inc]).unwrap());
-    }
-
-    #[test]
-    fn a_nested_header_and_the_include_path_change_the_extras() {
-        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        for d in [&one, &two] {
-            std::fs::write(d.path().join("h.h"), "#include \"inner.h\"\n").unwrap();
-            std::fs::write(d.path().join("inner.h"), "#define X 1\n").unwrap();
-        }
-        let text = "#include <h.h>\n";
-        let (i1, i2) = (
-            one.path().display().to_string(),
-            two.path().display().to_string(),
-        );
-        let a = extras(text, &["-I", &i1]).unwrap();
-        assert_ne!(
-            a,
-            extras(text, &[&format!("--include-path={i2}")]).unwrap(),
-            "another directory"
-        );
-        std::fs::write(one.path().join("inner.h"), "#define X 2\n").unwrap();
-        assert_ne!(a, extras(text, &["-I", &i1]).unwrap(), "the nested header");
-    }
-
-    #[test]
-    fn a_header_found_nowhere_is_digested_as_absent_and_a_computed_one_refused() {
-        let builtin = extras("#include <cuda_fp16.h>\n", &[]).unwrap();
-        assert_eq!(builtin.len(), 1, "absence is an input too");
-        assert!(extras("kernel void k() {}", &[]).unwrap().is_empty());
-        match extras("#define H \"h.h\"\n#include H\n", &[]) {
-            Err(BackendError::Refused { .. }) => {}
-            other => panic!("a computed include must be refused: {other:?}"),
-        }
-    }
 
     fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob<'a> {
         CompileJob {

@@ -350,10 +350,7 @@ impl Backend for OpenCl {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        Ok(super::KeyExtras {
-            digests: gpu::include_extras(FAMILY, kernel, options)?,
-            ..Default::default()
-        })
+        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::OpenCl, kernel, options)
     }
 
     type Program = OpenClProgram;
@@ -369,9 +366,14 @@ impl Backend for OpenCl {
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<OpenClProgram>, BackendError> {
         gpu::check_job(FAMILY, job)?;
         let source = gpu::concatenate(job);
-        self.lifecycle.compile(job, &source, |device| {
+        let (extras, uncacheable) =
+            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::OpenCl, job);
+        let keyed = format!("{source}{extras}");
+        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             compile_on(&gpu::opened(FAMILY, device)?, job, &source)
-        })
+        })?;
+        compiled.uncacheable = uncacheable;
+        Ok(compiled)
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<OpenClProgram>, BackendError> {

@@ -1499,10 +1499,7 @@ impl Backend for Vulkan {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        Ok(super::KeyExtras {
-            digests: gpu::include_extras(FAMILY, kernel, options)?,
-            ..Default::default()
-        })
+        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::Vulkan, kernel, options)
     }
 
     type Program = VulkanProgram;
@@ -1525,9 +1522,14 @@ impl Backend for Vulkan {
         // glslang compiles each kernel on its own; the concatenation is the
         // group's source only for its key.
         let source = gpu::concatenate(job);
-        self.lifecycle.compile(job, &source, |device| {
+        let (extras, uncacheable) =
+            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::Vulkan, job);
+        let keyed = format!("{source}{extras}");
+        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             self.compile_on(&gpu::opened(FAMILY, device)?, job)
-        })
+        })?;
+        compiled.uncacheable = uncacheable;
+        Ok(compiled)
     }
 
     fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<VulkanProgram>, BackendError> {

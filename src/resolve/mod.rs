@@ -406,10 +406,13 @@ impl<B: Backend + 'static> Resolver<B> {
     /// Answers every kernel of `batch` with a program and a symbol (see the
     /// module docs for the protocol).
     pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
-        let keyed = batch
-            .iter()
-            .map(|k| self.keyed(k))
-            .collect::<Result<Vec<_>, _>>()?;
+        // One keying batch: each header a key reads is stat-checked once.
+        let keyed = crate::backend::cc::includes::memo::batch(|| {
+            batch
+                .iter()
+                .map(|k| self.keyed(k))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         let keys: Vec<Digest> = keyed.iter().map(|k| k.key).collect();
         let mut census = Census {
             kernels_requested: batch.len() as u64,

@@ -9,10 +9,14 @@
 //! * drops the include-path variables (`CPATH`, `C_INCLUDE_PATH`, ...) and the
 //!   dependency-output ones (`DEPENDENCIES_OUTPUT`, `SUNPRO_DEPENDENCIES`):
 //!   pass `-I` instead, which the program key sees;
-//! * pins the variables that choose the compiler's parts or change its output
-//!   (`GCC_EXEC_PREFIX`, `COMPILER_PATH`, `LIBRARY_PATH`, `SOURCE_DATE_EPOCH`,
-//!   `CCC_OVERRIDE_OPTIONS`) to their values at construction, which the
-//!   identity records;
+//! * drops the variables that make Clang write files (`CC_PRINT_HEADERS`,
+//!   `CC_LOG_DIAGNOSTICS`, ...);
+//! * pins the variables that choose the compiler's or linker's parts or
+//!   change its output (`GCC_EXEC_PREFIX`, `COMPILER_PATH`, `LIBRARY_PATH`,
+//!   `SOURCE_DATE_EPOCH`, `CCC_OVERRIDE_OPTIONS`, `LD_RUN_PATH`,
+//!   `LDEMULATION`, `GNUTARGET`, `SDKROOT`, ...) to their values at
+//!   construction, which the identity records (the libraries `LIBRARY_PATH`
+//!   finds are digested with the link line's; see `keying.rs`);
 //! * sets `LC_ALL=C`, so the version text and the diagnostics the backend
 //!   reads do not depend on the user's locale.
 
@@ -34,6 +38,11 @@ pub(crate) const REMOVED_ENV: &[&str] = &[
     "OBJCPLUS_INCLUDE_PATH",
     "DEPENDENCIES_OUTPUT",
     "SUNPRO_DEPENDENCIES",
+    // Clang writes these files as it runs.
+    "CC_PRINT_OPTIONS",
+    "CC_PRINT_HEADERS",
+    "CC_LOG_DIAGNOSTICS",
+    "CC_PRINT_PROC_STAT",
 ];
 
 /// Variables pinned to their value at construction (and part of the identity).
@@ -43,6 +52,14 @@ pub(crate) const PINNED_ENV: &[&str] = &[
     "LIBRARY_PATH",
     "SOURCE_DATE_EPOCH",
     "CCC_OVERRIDE_OPTIONS",
+    // What the linker reads or embeds in the object.
+    "LD_RUN_PATH",
+    "LDEMULATION",
+    "GNUTARGET",
+    "GCC_COMPARE_DEBUG",
+    // Clang's SDK and deployment target on Apple platforms.
+    "SDKROOT",
+    "MACOSX_DEPLOYMENT_TARGET",
 ];
 
 /// The compiler command `$CC` asks for (`cc` when unset or blank).
@@ -278,6 +295,191 @@ impl Compiler {
     }
 }
 
+/// What the linker reads for a compile, as the compiler driver's `-###`
+/// line for it says: the files named, and each `-l` resolved against the
+/// `-L` directories in order as the linker resolves it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LinkInputs {
+    /// Every existing file the link line names or a `-l` resolves to.
+    pub files: Vec<PathBuf>,
+    /// `-l` names no directory holds (the link fails, or finds them in a
+    /// directory the driver does not name).
+    pub missing: Vec<String>,
+}
+
+impl Compiler {
+    /// Preprocesses `prelude` under `flags` (the compile's own, in order) in
+    /// `cwd`: the `-dM` listing of every macro defined at its end, and the
+    /// files the compiler's own dependency report says it read (the implicit
+    /// `stdc-predef.h` among them). `deps` is a scratch path.
+    pub(crate) fn predefined(
+        &self,
+        flags: &[String],
+        cwd: &Path,
+        prelude: &str,
+        deps: &Path,
+    ) -> Result<(String, Vec<PathBuf>), String> {
+        use std::io::Write as _;
+        let mut child = self
+            .command()
+            .args(flags)
+            .args(["-E", "-dM", "-MD", "-MT", "x", "-MF"])
+            .arg(deps)
+            .args(["-x", "c", "-"])
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let text = prelude.to_string();
+        let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        let _ = writer.join();
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let listed = std::fs::read_to_string(deps).map_err(|e| e.to_string())?;
+        let files = parse_deps(&listed)
+            .into_iter()
+            .filter(|p| p != Path::new("-"))
+            .map(|p| cwd.join(p))
+            .collect();
+        Ok((String::from_utf8_lossy(&out.stdout).into_owned(), files))
+    }
+
+    /// What the link of a compile under `flags` (which name no output or
+    /// input) reads, from the driver's `-###` line.
+    pub(crate) fn link_inputs(&self, flags: &[String], cwd: &Path) -> Result<LinkInputs, String> {
+        let out = self
+            .command()
+            .args(flags)
+            .args(["-###", "-x", "c", "/dev/null", "-o", "/dev/null"])
+            .current_dir(cwd)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            return Err(text.into_owned());
+        }
+        let line = text
+            .lines()
+            .rfind(|l| l.contains("collect2") || l.contains("/ld") || l.contains("ld.lld"))
+            .ok_or_else(|| format!("the driver shows no link line:\n{text}"))?;
+        Ok(resolve_link_line(&split_quoted(line), cwd))
+    }
+}
+
+/// The words of a `-###` line (double-quoted words unquoted).
+pub(crate) fn split_quoted(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => cur.extend(chars.next()),
+            c if c.is_whitespace() && !quoted => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// The files a link line reads: every existing absolute file it names
+/// (objects, archives, plugins), and each `-lNAME` (`-l:FILE`) resolved in
+/// the `-L` directories in order, `libNAME.so` before `libNAME.a` unless a
+/// `-Bstatic` or `-static` is in force.
+pub(crate) fn resolve_link_line(words: &[String], cwd: &Path) -> LinkInputs {
+    let dirs: Vec<PathBuf> = words
+        .iter()
+        .filter_map(|w| w.strip_prefix("-L"))
+        .map(|d| cwd.join(d))
+        .collect();
+    let mut out = LinkInputs::default();
+    let mut dynamic = true;
+    let mut words = words.iter().skip(1);
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "-o" => {
+                words.next();
+            }
+            "-Bstatic" | "-static" | "-dn" | "-non_shared" => dynamic = false,
+            "-Bdynamic" | "-dy" | "-call_shared" => dynamic = true,
+            _ => {}
+        }
+        if let Some(name) = w.strip_prefix("-l") {
+            let candidates: Vec<String> = match name.strip_prefix(':') {
+                Some(file) => vec![file.to_string()],
+                None if dynamic => vec![format!("lib{name}.so"), format!("lib{name}.a")],
+                None => vec![format!("lib{name}.a")],
+            };
+            let found = dirs
+                .iter()
+                .find_map(|d| candidates.iter().map(|c| d.join(c)).find(|p| p.is_file()));
+            match found {
+                Some(p) => out.files.push(p),
+                None => out.missing.push(w.clone()),
+            }
+            continue;
+        }
+        let p = Path::new(w.strip_prefix("-plugin=").unwrap_or(w));
+        if p.is_absolute() && p.is_file() && !p.starts_with("/dev") {
+            out.files.push(p.to_path_buf());
+        }
+    }
+    out
+}
+
+/// The prerequisites of a make rule as `-MD` writes it (`target: a b \`,
+/// escaped spaces and `$$`).
+pub(crate) fn parse_deps(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\n", " ").replace("\\\r\n", " ");
+    let mut out = Vec::new();
+    for rule in joined.lines() {
+        let Some((_, prereqs)) = rule.split_once(": ").or_else(|| rule.split_once(":\t")) else {
+            continue;
+        };
+        let mut cur = String::new();
+        let mut chars = prereqs.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek().is_some_and(|n| *n == ' ' || *n == '#') => {
+                    cur.extend(chars.next());
+                }
+                '$' if chars.peek() == Some(&'$') => {
+                    chars.next();
+                    cur.push('$');
+                }
+                c if c.is_whitespace() => {
+                    if !cur.is_empty() {
+                        out.push(PathBuf::from(std::mem::take(&mut cur)));
+                    }
+                }
+                c => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            out.push(PathBuf::from(cur));
+        }
+    }
+    out
+}
+
 /// The directories between `#include <...> search starts here:` and `End of
 /// search list.` in `-v` output (Clang's `(framework directory)` notes
 /// dropped).
@@ -347,6 +549,43 @@ mod tests {
             find("./mycc", None, dir.path()),
             Some(dir.path().join("./mycc"))
         );
+    }
+
+    #[test]
+    fn dependency_rules_are_parsed_with_escapes() {
+        let d = "x: - /usr/include/stdc-predef.h \\\n /a\\ b.h h$$.h\n/usr/x.h:\n";
+        assert_eq!(
+            parse_deps(d),
+            [
+                PathBuf::from("-"),
+                PathBuf::from("/usr/include/stdc-predef.h"),
+                PathBuf::from("/a b.h"),
+                PathBuf::from("h$.h"),
+            ]
+        );
+    }
+
+    #[test]
+    fn link_lines_resolve_libraries_in_directory_order() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        std::fs::write(a.path().join("libq.a"), "").unwrap();
+        std::fs::write(b.path().join("libq.so"), "").unwrap();
+        std::fs::write(b.path().join("libs.a"), "").unwrap();
+        let crt = b.path().join("crti.o");
+        std::fs::write(&crt, "").unwrap();
+        let line = format!(
+            "collect2 -o /tmp/out.so {} \"-L{}\" -L{} -lq -Bstatic -ls -lnone",
+            crt.display(),
+            a.path().display(),
+            b.path().display()
+        );
+        let got = resolve_link_line(&split_quoted(&line), Path::new("/"));
+        assert_eq!(
+            got.files,
+            [crt, a.path().join("libq.a"), b.path().join("libs.a")]
+        );
+        assert_eq!(got.missing, ["-lnone"]);
     }
 
     #[test]

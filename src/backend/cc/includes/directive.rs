@@ -1,0 +1,352 @@
+//! Preprocessor lines, as far as the include scanner cares: which files a
+//! directive names, and which macro a `#define` or `#undef` names and what its
+//! body refers to.
+
+use crate::canon::lexer::{lex, spelling, TokenKind};
+
+/// What a directive refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RefKind {
+    /// `#include` or `#import`.
+    Include,
+    /// `#include_next`.
+    IncludeNext,
+    /// `#embed`.
+    Embed,
+    /// `__has_include(...)`.
+    HasInclude,
+    /// `__has_include_next(...)`.
+    HasIncludeNext,
+    /// `__has_embed(...)`.
+    HasEmbed,
+}
+
+impl RefKind {
+    pub(super) fn tag(self) -> &'static str {
+        match self {
+            RefKind::Include => "include",
+            RefKind::IncludeNext => "include_next",
+            RefKind::Embed => "embed",
+            RefKind::HasInclude => "has_include",
+            RefKind::HasIncludeNext => "has_include_next",
+            RefKind::HasEmbed => "has_embed",
+        }
+    }
+
+    pub(super) fn is_next(self) -> bool {
+        matches!(self, RefKind::IncludeNext | RefKind::HasIncludeNext)
+    }
+
+    pub(super) fn is_query(self) -> bool {
+        matches!(
+            self,
+            RefKind::HasInclude | RefKind::HasIncludeNext | RefKind::HasEmbed
+        )
+    }
+}
+
+/// One file a directive names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Reference {
+    /// What kind of reference.
+    pub kind: RefKind,
+    /// The name between the quotes or brackets, as written.
+    pub name: Vec<u8>,
+    /// `<name>` rather than `"name"`.
+    pub angled: bool,
+}
+
+/// Removes line splices (backslash-newline), as translation phase 2 does.
+fn unsplice(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !text.contains(&b'\\') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'\\' {
+            match (text.get(i + 1), text.get(i + 2)) {
+                (Some(b'\n'), _) => {
+                    i += 2;
+                    continue;
+                }
+                (Some(b'\r'), Some(b'\n')) => {
+                    i += 3;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(text[i]);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Reads a header name (`"x.h"` or `<x.h>`) at token `at` of `toks`, over
+/// `body`; `None` when the token starts no header name.
+fn header_name(
+    body: &[u8],
+    toks: &[crate::canon::lexer::Token],
+    at: usize,
+) -> Option<(Vec<u8>, bool)> {
+    let t = toks.get(at)?;
+    match (t.kind, body[t.span.start]) {
+        (TokenKind::Str, b'"') => Some((body[t.span.start + 1..t.span.end - 1].to_vec(), false)),
+        (TokenKind::Punct, b'<') => {
+            let rest = &body[t.span.start + 1..];
+            let close = rest.iter().position(|&b| b == b'>')?;
+            Some((rest[..close].to_vec(), true))
+        }
+        _ => None,
+    }
+}
+
+/// A preprocessor line, as far as the scanner cares.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Directive {
+    /// The directive's name (`include`, `if`, `define`; empty for the null
+    /// directive or a line marker).
+    pub name: Vec<u8>,
+    /// The files it refers to.
+    pub refs: Vec<Reference>,
+    /// For `#define` and `#undef`: the macro's name and the identifiers of
+    /// its parameters and body.
+    pub define: Option<Define>,
+}
+
+/// The macro a `#define` or `#undef` names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Define {
+    /// The macro's name.
+    pub name: Box<[u8]>,
+    /// Every identifier after the name (parameters included: more names
+    /// than needed only make the position check more cautious).
+    pub body: Vec<Box<[u8]>>,
+}
+
+impl Directive {
+    /// How the directive changes the conditional nesting depth.
+    pub(super) fn nesting(&self) -> isize {
+        match &self.name[..] {
+            b"if" | b"ifdef" | b"ifndef" => 1,
+            b"endif" => -1,
+            _ => 0,
+        }
+    }
+}
+
+/// Parses a preprocessor line (a [`TokenKind::Preprocessor`] token, `#`
+/// included): its name and the files it refers to, or why kcache cannot tell.
+pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
+    let text = unsplice(directive);
+    let Some(body) = text.strip_prefix(b"#") else {
+        return Ok(Directive::default());
+    };
+    let toks: Vec<_> = lex(body)
+        .into_iter()
+        .filter(|t| t.kind != TokenKind::Whitespace && !t.kind.is_comment())
+        .collect();
+    let ident = |i: usize| -> Option<std::borrow::Cow<'_, [u8]>> {
+        toks.get(i)
+            .filter(|t| t.kind == TokenKind::Ident)
+            .map(|t| spelling(&body[t.span.clone()]))
+    };
+    let Some(name) = ident(0) else {
+        // The null directive, or a line marker (`# 12 "file"`).
+        return Ok(Directive::default());
+    };
+    let kind = match &*name {
+        b"include" | b"import" => Some(RefKind::Include),
+        b"include_next" => Some(RefKind::IncludeNext),
+        b"embed" => Some(RefKind::Embed),
+        _ => None,
+    };
+    let name = name.into_owned();
+    if matches!(&name[..], b"define" | b"undef") {
+        let define = ident(1).map(|macro_name| Define {
+            name: macro_name.into_owned().into_boxed_slice(),
+            body: (2..toks.len())
+                .filter_map(|i| ident(i).map(|s| s.into_owned().into_boxed_slice()))
+                .collect(),
+        });
+        let mut refs = Vec::new();
+        queries(body, &toks, &mut refs)?;
+        return Ok(Directive { name, refs, define });
+    }
+    if let Some(kind) = kind {
+        let directive = String::from_utf8_lossy(&name).into_owned();
+        return match header_name(body, &toks, 1) {
+            Some((file, angled)) => Ok(Directive {
+                name,
+                refs: vec![Reference {
+                    kind,
+                    name: file,
+                    angled,
+                }],
+                define: None,
+            }),
+            None if toks.len() < 2 => Err(format!("#{directive} names no file")),
+            None if toks[1].kind != TokenKind::Ident => {
+                Err(format!("#{directive} names no file kcache can read"))
+            }
+            None => Err(format!(
+                "computed #{directive}: which file it names is only known after macro expansion"
+            )),
+        };
+    }
+    let mut refs = Vec::new();
+    queries(body, &toks, &mut refs)?;
+    Ok(Directive {
+        name,
+        refs,
+        define: None,
+    })
+}
+
+/// The `__has_include(...)` (and `_next`, `__has_embed`) queries of a
+/// directive's tokens.
+fn queries(
+    body: &[u8],
+    toks: &[crate::canon::lexer::Token],
+    refs: &mut Vec<Reference>,
+) -> Result<(), String> {
+    let ident = |i: usize| -> Option<std::borrow::Cow<'_, [u8]>> {
+        toks.get(i)
+            .filter(|t| t.kind == TokenKind::Ident)
+            .map(|t| spelling(&body[t.span.clone()]))
+    };
+    for i in 1..toks.len() {
+        let kind = match ident(i).as_deref() {
+            Some(b"__has_include") => RefKind::HasInclude,
+            Some(b"__has_include_next") => RefKind::HasIncludeNext,
+            Some(b"__has_embed") => RefKind::HasEmbed,
+            _ => continue,
+        };
+        // `defined(__has_include)` or `#ifdef __has_include` only asks whether
+        // the feature exists.
+        let opens = toks
+            .get(i + 1)
+            .is_some_and(|t| &body[t.span.clone()] == b"(");
+        if !opens {
+            continue;
+        }
+        match header_name(body, toks, i + 2) {
+            Some((name, angled)) => refs.push(Reference { kind, name, angled }),
+            None => {
+                return Err(format!(
+                    "computed __{}: which file it names is only known after macro expansion",
+                    kind.tag()
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(line: &str) -> Result<Vec<(RefKind, String, bool)>, String> {
+        parse_directive(line.as_bytes()).map(|d| {
+            d.refs
+                .into_iter()
+                .map(|r| (r.kind, String::from_utf8(r.name).unwrap(), r.angled))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn include_forms() {
+        use RefKind::*;
+        assert_eq!(
+            refs("#include \"a.h\""),
+            Ok(vec![(Include, "a.h".into(), false)])
+        );
+        assert_eq!(
+            refs("#  include <sys/x.h>"),
+            Ok(vec![(Include, "sys/x.h".into(), true)])
+        );
+        assert_eq!(
+            refs("# /* c */ include /* d */ \"b.h\" // trailing"),
+            Ok(vec![(Include, "b.h".into(), false)])
+        );
+        assert_eq!(
+            refs("#inc\\\nlude \"s.h\""),
+            Ok(vec![(Include, "s.h".into(), false)])
+        );
+        assert_eq!(
+            refs("#include_next <n.h>"),
+            Ok(vec![(IncludeNext, "n.h".into(), true)])
+        );
+        assert_eq!(
+            refs("#import \"i.h\""),
+            Ok(vec![(Include, "i.h".into(), false)])
+        );
+        assert_eq!(
+            refs("#embed \"d.bin\" limit(4)"),
+            Ok(vec![(Embed, "d.bin".into(), false)])
+        );
+    }
+
+    #[test]
+    fn other_directives_refer_to_nothing() {
+        for line in [
+            "#define X 1",
+            "#pragma once",
+            "#",
+            "# 12 \"f.c\"",
+            "#if A > B",
+        ] {
+            assert_eq!(refs(line), Ok(vec![]), "{line}");
+        }
+    }
+
+    #[test]
+    fn computed_includes_are_refused() {
+        assert!(refs("#include KERNEL_H").unwrap_err().contains("computed"));
+        assert!(refs("#include").unwrap_err().contains("names no file"));
+        assert!(refs("#include \"unterminated.h")
+            .unwrap_err()
+            .contains("no file kcache can read"));
+        assert!(refs("#if __has_include(NAME)")
+            .unwrap_err()
+            .contains("computed"));
+    }
+
+    #[test]
+    fn has_include_queries() {
+        use RefKind::*;
+        assert_eq!(
+            refs("#if __has_include(\"a.h\") && __has_include_next(<b.h>)"),
+            Ok(vec![
+                (HasInclude, "a.h".into(), false),
+                (HasIncludeNext, "b.h".into(), true)
+            ])
+        );
+        assert_eq!(refs("#ifdef __has_include"), Ok(vec![]));
+        assert_eq!(refs("#if defined(__has_include)"), Ok(vec![]));
+        assert_eq!(
+            refs("#define HAS_A __has_include(\"a.h\")"),
+            Ok(vec![(HasInclude, "a.h".into(), false)])
+        );
+    }
+
+    #[test]
+    fn conditionals_nest() {
+        let depth = |line: &str| parse_directive(line.as_bytes()).unwrap().nesting();
+        assert_eq!(depth("#if X"), 1);
+        assert_eq!(depth("# ifdef X"), 1);
+        assert_eq!(depth("#ifndef X"), 1);
+        assert_eq!(depth("#elif Y"), 0);
+        assert_eq!(depth("#else"), 0);
+        assert_eq!(depth("#endif /* X */"), -1);
+        assert_eq!(depth("#include \"a.h\""), 0);
+    }
+
+    #[test]
+    fn unsplice_handles_crlf() {
+        assert_eq!(&*unsplice(b"a\\\r\nb\\\nc\\d"), b"abc\\d");
+    }
+}

@@ -1,0 +1,265 @@
+//! What keeps a hit fast once every header is digested: a file's contents are
+//! read and digested once per process and trusted again while its stat
+//! identity (device, inode, size, modification and change times) is
+//! unchanged; a whole closure (every file a text's includes reach, and every
+//! directory a lookup missed in) is re-validated by stat at most once per
+//! keying batch.
+//!
+//! # Why a stat identity is enough, and when it is not
+//!
+//! Any write to a file changes its change time; a rename or replacement
+//! changes its inode. A file written within [`RECENT`] of the moment it is
+//! stat-ed may still be written again within the same timestamp tick (file
+//! times come from a coarse clock) with an equal size: such a file is never
+//! trusted from the memo, and any closure that holds one is recomputed on
+//! every use (ccache's "too new" rule). A directory's times change when an
+//! entry is created, removed or renamed in it, which is how a header that
+//! appears earlier in the search path is noticed.
+//!
+//! # Batches
+//!
+//! [`batch`] runs a function (the resolver keys a whole batch inside one)
+//! during which a closure validated after the batch began is trusted without
+//! another stat: every file of a batch's keys is checked after the batch's
+//! call began, once. Outside a batch, every use re-validates.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use rustc_hash::FxHashMap;
+
+/// How old a file's times must be before its stat identity is trusted.
+const RECENT: Duration = Duration::from_secs(2);
+
+/// What identifies one version of a file or directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct StatId {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    dir: bool,
+}
+
+impl StatId {
+    /// `path`'s identity, or `None` when nothing is there.
+    pub(crate) fn of(path: &Path) -> Option<StatId> {
+        std::fs::metadata(path).ok().map(|m| Self::from_meta(&m))
+    }
+
+    #[cfg(unix)]
+    fn from_meta(m: &std::fs::Metadata) -> StatId {
+        use std::os::unix::fs::MetadataExt;
+        StatId {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            dir: m.is_dir(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn from_meta(m: &std::fs::Metadata) -> StatId {
+        let t = |t: std::io::Result<SystemTime>| {
+            t.ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos() as i64))
+        };
+        StatId {
+            dev: 0,
+            ino: 0,
+            size: m.len(),
+            mtime: t(m.modified()),
+            ctime: t(m.created()),
+            dir: m.is_dir(),
+        }
+    }
+
+    pub(crate) fn is_dir(&self) -> bool {
+        self.dir
+    }
+
+    /// Whether the file was changed too recently for its identity to tell a
+    /// later change apart.
+    pub(crate) fn is_recent(&self) -> bool {
+        let newest = self.mtime.max(self.ctime);
+        let Ok(now) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) else {
+            return true;
+        };
+        let newest = Duration::new(
+            newest.0.max(0) as u64,
+            newest.1.clamp(0, 999_999_999) as u32,
+        );
+        newest + RECENT > now
+    }
+}
+
+/// One file's contents as the scanner uses them.
+#[derive(Debug)]
+pub(crate) struct FileInfo {
+    pub contents: Arc<[u8]>,
+    parsed: OnceLock<Vec<super::Item>>,
+}
+
+impl FileInfo {
+    /// The file's directives, parsed once.
+    pub(crate) fn directives(&self) -> &[super::Item] {
+        self.parsed
+            .get_or_init(|| super::directives(&self.contents))
+    }
+}
+
+type FileMemo = Mutex<FxHashMap<PathBuf, (StatId, Arc<FileInfo>)>>;
+
+fn files() -> &'static FileMemo {
+    static FILES: OnceLock<FileMemo> = OnceLock::new();
+    FILES.get_or_init(Default::default)
+}
+
+/// `path`'s contents and the identity they were read under; from the memo
+/// while the identity is unchanged and old enough to be trusted.
+pub(crate) fn read(path: &Path) -> std::io::Result<(Arc<FileInfo>, StatId)> {
+    let before =
+        StatId::of(path).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    if let Some((id, info)) = files().lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        if *id == before && !before.is_recent() {
+            return Ok((Arc::clone(info), before));
+        }
+    }
+    let contents: Arc<[u8]> = std::fs::read(path)?.into();
+    let after = StatId::of(path);
+    let info = Arc::new(FileInfo {
+        contents,
+        parsed: OnceLock::new(),
+    });
+    // A file that changed while it was read is not remembered; its recent
+    // identity makes every closure holding it recompute.
+    if after == Some(before) && !before.is_recent() {
+        files()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), (before, Arc::clone(&info)));
+    }
+    Ok((info, before))
+}
+
+/// The clock batches and validations are ordered by.
+static CLOCK: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static BATCH: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `f` as one keying batch (see the module docs).
+pub(crate) fn batch<R>(f: impl FnOnce() -> R) -> R {
+    let start = CLOCK.fetch_add(1, Ordering::SeqCst) + 1;
+    let outer = BATCH.with(|b| b.replace(Some(start)));
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BATCH.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(outer);
+    f()
+}
+
+/// What a memoized result was computed from, and when it was last checked.
+#[derive(Debug, Default)]
+pub(crate) struct Validation {
+    /// Every file read and every directory a lookup missed in, with the
+    /// identity it had (`None`: absent).
+    pub entries: Vec<(PathBuf, Option<StatId>)>,
+    /// Some entry was too recent to be trusted: recompute on every use.
+    pub volatile: bool,
+    /// The clock when the last check began.
+    checked: AtomicU64,
+}
+
+impl Validation {
+    /// A validation over `entries`, checked as of `clock` (read with
+    /// [`now`] before the first of them was stat-ed).
+    pub(crate) fn new(entries: Vec<(PathBuf, Option<StatId>)>, clock: u64) -> Validation {
+        let volatile = entries
+            .iter()
+            .any(|(_, id)| id.is_some_and(|id| id.is_recent()));
+        Validation {
+            entries,
+            volatile,
+            checked: AtomicU64::new(clock),
+        }
+    }
+
+    /// Whether everything the result was computed from is still as it was.
+    pub(crate) fn holds(&self) -> bool {
+        // Checked (or computed) since the batch began: every stat it rests
+        // on came after the batch's call, which is all a batch promises,
+        // even for an entry too recent to be trusted across batches.
+        let batch = BATCH.with(Cell::get);
+        if batch.is_some_and(|b| self.checked.load(Ordering::SeqCst) >= b) {
+            return true;
+        }
+        if self.volatile {
+            return false;
+        }
+        let clock = now();
+        let ok = self
+            .entries
+            .iter()
+            .all(|(path, id)| StatId::of(path) == *id && !id.is_some_and(|i| i.is_recent()));
+        if ok {
+            self.checked.fetch_max(clock, Ordering::SeqCst);
+        }
+        ok
+    }
+}
+
+/// The clock, read before a computation's first stat.
+pub(crate) fn now() -> u64 {
+    CLOCK.load(Ordering::SeqCst)
+}
+
+/// The nearest existing directory at or above `path`'s parent: where the
+/// creation of `path` (or of a directory leading to it) shows.
+pub(crate) fn watch_dir(path: &Path) -> Option<(PathBuf, Option<StatId>)> {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if let Some(id) = StatId::of(d) {
+            return id.is_dir().then(|| (d.to_path_buf(), Some(id)));
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+type DigestMemo = Mutex<FxHashMap<PathBuf, (StatId, crate::key::Digest)>>;
+
+/// `path`'s contents digest (blake3) and the identity it was taken under,
+/// from the memo while the identity holds; for large inputs (libraries)
+/// whose contents need not stay in memory.
+pub(crate) fn digest(path: &Path) -> std::io::Result<(crate::key::Digest, StatId)> {
+    static DIGESTS: OnceLock<DigestMemo> = OnceLock::new();
+    let memo = DIGESTS.get_or_init(Default::default);
+    let before =
+        StatId::of(path).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    if let Some((id, d)) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        if *id == before && !before.is_recent() {
+            return Ok((*d, before));
+        }
+    }
+    let mut h = blake3::Hasher::new();
+    h.update_reader(std::fs::File::open(path)?)?;
+    let d = crate::key::Digest(*h.finalize().as_bytes());
+    if StatId::of(path) == Some(before) && !before.is_recent() {
+        memo.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), (before, d));
+    }
+    Ok((d, before))
+}

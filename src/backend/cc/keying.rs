@@ -1,0 +1,254 @@
+//! What a cc key takes from outside the kernel's text, split in two: the
+//! part every kernel compiled under one option list shares (the *base*:
+//! the flags' search path, forced includes, the prelude's closure, the
+//! files the compiler reads on its own, the link inputs, the predefined
+//! macros), computed once per option list and process and re-validated by
+//! stat; and the kernel's own includes (see `includes.rs`).
+//!
+//! The base asks the compiler itself twice: `-E -dM -MD` on the prelude,
+//! under the compile's exact flags, lists every macro defined before the
+//! first kernel (predefined, from `-D`, `-imacros`, `-include`, the
+//! prelude's headers) and every file that read (the implicit
+//! `stdc-predef.h` too); `-###` shows the link line, whose objects,
+//! archives and `-l` libraries (resolved in its `-L` directories as the
+//! linker does) are digested by content, a GNU ld script with the files it
+//! names. A `-l` no directory holds is refused.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::includes::memo::{self, StatId, Validation};
+use super::includes::{self, Closure, Define, Search};
+use super::macros;
+use super::options::Flags;
+use crate::backend::BackendError;
+use crate::key::{Digest, PartsHasher};
+
+/// The kernel-independent part of a key under one option list.
+#[derive(Debug)]
+pub(crate) struct Base {
+    pub search: Search,
+    /// Over the native-option expansion, the forced includes', prelude's,
+    /// implicit files' and link inputs' digests.
+    pub digest: Digest,
+    /// Every file covered, canonical.
+    pub files: Vec<PathBuf>,
+    /// Every macro defined before the first kernel, and the options' names.
+    pub defines: Arc<Vec<Define>>,
+    pub uncacheable: Option<String>,
+    parts: Vec<Arc<Closure>>,
+    validation: Validation,
+}
+
+impl Base {
+    /// Whether nothing the base was computed from changed.
+    pub(crate) fn holds(&self) -> bool {
+        self.validation.holds() && self.parts.iter().all(|c| c.holds())
+    }
+}
+
+/// What the base of a compile needs from the backend.
+pub(crate) struct Inputs<'a> {
+    pub compiler: &'a super::compiler::Compiler,
+    /// The compile's flags but its files, in order.
+    pub flag_list: Vec<String>,
+    pub flags: Flags,
+    pub source_dir: &'a Path,
+    pub prelude: &'a str,
+    pub prelude_label: &'a str,
+    /// A directory for scratch files.
+    pub scratch: &'a Path,
+    /// The expansion of machine-dependent options, when there are any.
+    pub native: Option<Digest>,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
+    move |source| BackendError::Io {
+        backend: super::FAMILY,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Computes the base for `inputs` (see the module docs).
+pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
+    let clock = memo::now();
+    let search = Search::new(
+        &inputs.flags,
+        inputs.source_dir,
+        &inputs.compiler.include_dirs,
+    );
+    let forced = includes::scan_forced(&search, &inputs.flags).map_err(super::scan_error)?;
+    let prelude = includes::scan_text(
+        &search,
+        inputs.prelude_label,
+        inputs.prelude.as_bytes(),
+        false,
+    )
+    .map_err(super::scan_error)?;
+    let mut h = PartsHasher::new();
+    h.part("kcache-cc-base");
+    if let Some(n) = inputs.native {
+        h.part(n.as_bytes());
+    }
+    h.part(forced.digest.as_bytes())
+        .part(prelude.closure.digest.as_bytes());
+    let mut files: Vec<PathBuf> = forced.files.clone();
+    files.extend(prelude.closure.files.iter().cloned());
+    let mut defines = macros::option_defines(&inputs.flag_list);
+    defines.extend(forced.defines.iter().cloned());
+    defines.extend(prelude.defines);
+    defines.extend(prelude.closure.defines.iter().cloned());
+    let mut uncacheable = forced
+        .uncacheable
+        .clone()
+        .or_else(|| prelude.closure.uncacheable.clone());
+    if let Some(m) = inputs
+        .flag_list
+        .iter()
+        .find_map(|o| includes::time_macro(o.as_bytes()))
+    {
+        uncacheable.get_or_insert(format!("an option uses {m}"));
+    }
+    let mut watch: Vec<(PathBuf, Option<StatId>)> = Vec::new();
+
+    // The compiler's own account of the preprocessing before the kernels.
+    let deps = tempfile::Builder::new()
+        .prefix(".deps-")
+        .tempfile_in(inputs.scratch)
+        .map_err(io(inputs.scratch))?;
+    match inputs.compiler.predefined(
+        &inputs.flag_list,
+        inputs.source_dir,
+        inputs.prelude,
+        deps.path(),
+    ) {
+        Ok((listing, read)) => {
+            defines.extend(macros::parse_dm(&listing));
+            for path in read {
+                let c = canonical(&path);
+                if files.contains(&c) {
+                    continue;
+                }
+                // Read on the compiler's own account (`stdc-predef.h`).
+                let (info, id) = memo::read(&path).map_err(io(&path))?;
+                h.part("implicit")
+                    .part(path.as_os_str().as_encoded_bytes())
+                    .part(&info.contents);
+                for d in info.directives().iter().flatten() {
+                    defines.extend(d.0.define.clone());
+                }
+                if let Some(m) = includes::time_macro(&info.contents) {
+                    uncacheable.get_or_insert(format!("{} uses {m}", path.display()));
+                }
+                watch.push((path, Some(id)));
+                files.push(c);
+            }
+        }
+        Err(e) => {
+            // The compile's own -MD report still guards what this missed.
+            tracing::debug!(error = %e, "cc could not list the predefined macros");
+        }
+    }
+    // A file that appears in a searched directory can change what the
+    // compiler reads on its own: every directory of the chain is watched.
+    for d in search.dirs() {
+        watch.push((d.to_path_buf(), StatId::of(d)));
+    }
+
+    let link = inputs
+        .compiler
+        .link_inputs(&inputs.flag_list, inputs.source_dir)
+        .map_err(|log| BackendError::Refused {
+            backend: super::FAMILY,
+            input: inputs.flag_list.join(" "),
+            reason: format!("the compiler would not show its link line: {log}"),
+        })?;
+    if let Some(l) = link.missing.first() {
+        return Err(BackendError::Refused {
+            backend: super::FAMILY,
+            input: l.clone(),
+            reason: "names a library kcache cannot find in the link line's -L directories, \
+                     so it cannot key its contents"
+                .into(),
+        });
+    }
+    let mut linked = link.files;
+    let mut i = 0;
+    while i < linked.len() {
+        let path = linked[i].clone();
+        i += 1;
+        let (d, id) = memo::digest(&path).map_err(io(&path))?;
+        h.part("link")
+            .part(path.as_os_str().as_encoded_bytes())
+            .part(d.as_bytes());
+        watch.push((path.clone(), Some(id)));
+        linked.extend(ld_script_inputs(&path));
+    }
+
+    Ok(Base {
+        digest: h.finish(),
+        files,
+        defines: Arc::new(defines),
+        uncacheable,
+        parts: vec![forced, prelude.closure],
+        validation: Validation::new(watch, clock),
+        search,
+    })
+}
+
+/// What a group's compile reads, for its handle-cache key and the check of
+/// the compiler's own report against it.
+pub(crate) struct GroupExtras {
+    pub digests: Vec<Digest>,
+    /// Every file a key covers, canonical.
+    pub files: std::collections::HashSet<PathBuf>,
+    pub uncacheable: Option<String>,
+}
+
+/// Why a compile whose compiler reported reading `report` (`None`: no
+/// report) is uncacheable, when it read a file outside `covered`.
+pub(crate) fn unkeyed_read(
+    report: Option<&[PathBuf]>,
+    covered: &std::collections::HashSet<PathBuf>,
+) -> Option<String> {
+    let Some(report) = report else {
+        return Some("the compiler wrote no report of the files it read".into());
+    };
+    report.iter().find_map(|p| {
+        let c = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        (!covered.contains(&c)).then(|| {
+            format!(
+                "the compiler read {}, which the key does not cover",
+                p.display()
+            )
+        })
+    })
+}
+
+/// The absolute files a GNU ld script (`libc.so` on glibc) names, or none
+/// for a real library.
+fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    if meta.len() > 64 * 1024 {
+        return Vec::new();
+    }
+    let Ok(text) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    if text.starts_with(b"\x7fELF") || text.starts_with(b"!<arch>") {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&text)
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|w| w.starts_with('/') && !w.starts_with("/*"))
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect()
+}

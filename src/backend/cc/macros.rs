@@ -1,0 +1,210 @@
+//! The names a key must keep as written: every macro the compile may expand
+//! in a kernel, and among them those whose expansion depends on where it
+//! happens.
+//!
+//! The sources, merged per kernel: the compiler's predefined macros (cc asks
+//! the compiler itself with `-dM -E` on the backend's exact flags; a GPU
+//! backend lists its driver's documented ones), names an option defines or
+//! undefines (`-D`, `-U`, `--define-macro`, ...), every `#define` and
+//! `#undef` of every header the compile reads, and the kernel's own. A
+//! macro is *positional* when its body names `__LINE__`, `__FILE__`,
+//! `__func__` or another positional macro (`assert`, through
+//! `__ASSERT_FUNCTION`); a kernel that uses one is keyed on its raw text.
+//!
+//! The merge is memoized by what went into it, so a hit costs a lookup.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::includes::{parse_directive, Closure, Define};
+use crate::canon::MacroNames;
+
+/// Identifiers whose expansion depends on where they are expanded.
+pub(crate) const POSITIONAL: &[&str] = &[
+    "__FILE__",
+    "__LINE__",
+    "__COUNTER__",
+    "__func__",
+    "__FUNCTION__",
+    "__PRETTY_FUNCTION__",
+    "__BASE_FILE__",
+    "__FILE_NAME__",
+    "__INCLUDE_LEVEL__",
+];
+
+/// A name with no body (an option's `-DX`, a documented predefined macro).
+pub(crate) fn bare(name: &str) -> Define {
+    Define {
+        name: name.as_bytes().into(),
+        body: Vec::new(),
+    }
+}
+
+/// The definitions of a `-dM` listing (`#define NAME BODY` lines).
+pub(crate) fn parse_dm(listing: &str) -> Vec<Define> {
+    listing
+        .lines()
+        .filter_map(|line| parse_directive(line.as_bytes()).ok()?.define)
+        .collect()
+}
+
+/// The names `options` define or undefine: `-DX`, `-D X`, `-DX=1`, `-UX`,
+/// `-U X`, `--define-macro=X`, `--define-macro X`, `--undefine-macro=X`,
+/// with the identifiers of the value as the body.
+pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < options.len() {
+        let o = options[i].as_str();
+        i += 1;
+        let mut value = None;
+        for flag in [
+            "-D",
+            "-U",
+            "--define-macro",
+            "--undefine-macro",
+            "-define-macro",
+        ] {
+            if let Some(rest) = o.strip_prefix(flag) {
+                let rest = rest.strip_prefix('=').unwrap_or(rest);
+                if rest.is_empty() {
+                    value = options.get(i).map(String::as_str);
+                    i += 1;
+                } else if flag.len() == 2 || o.as_bytes()[flag.len()] == b'=' {
+                    value = Some(rest);
+                }
+                break;
+            }
+        }
+        let Some(v) = value else { continue };
+        let (name, body) = v.split_once('=').unwrap_or((v, ""));
+        let name = name.split('(').next().unwrap_or(name).trim();
+        if name.is_empty() {
+            continue;
+        }
+        let line = format!("#define {name} {body}");
+        out.extend(parse_directive(line.as_bytes()).ok().and_then(|d| d.define));
+    }
+    out
+}
+
+/// Every name in `parts`, and those of them that are positional.
+pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
+    let mut all = MacroNames::default();
+    // ident -> the macros whose body names it
+    let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
+    for d in parts.iter().flat_map(|p| p.iter()) {
+        all.insert(d.name.clone());
+        for b in &d.body {
+            users.entry(&b[..]).or_default().push(&d.name);
+        }
+    }
+    let mut positional: FxHashSet<&[u8]> = FxHashSet::default();
+    let mut work: Vec<&[u8]> = POSITIONAL.iter().map(|p| p.as_bytes()).collect();
+    while let Some(n) = work.pop() {
+        for &u in users.get(n).map(Vec::as_slice).unwrap_or_default() {
+            if positional.insert(u) {
+                work.push(u);
+            }
+        }
+    }
+    let positional = positional.into_iter().map(Box::from).collect();
+    (all, positional)
+}
+
+/// The merged names, memoized.
+#[derive(Clone, Debug)]
+pub(crate) struct Merged {
+    pub macros: Arc<MacroNames>,
+    pub positional: Arc<MacroNames>,
+}
+
+type MergeKey = (usize, usize, Vec<Define>);
+/// The inputs are held so their addresses stay unique while keyed by.
+type MergeMemo = Mutex<FxHashMap<MergeKey, (Arc<Vec<Define>>, Arc<Closure>, Merged)>>;
+
+fn merges() -> &'static MergeMemo {
+    static MERGES: OnceLock<MergeMemo> = OnceLock::new();
+    MERGES.get_or_init(Default::default)
+}
+
+/// `seed`'s names (predefined, options, kernel-independent headers), those
+/// of the headers in `closure`, and the kernel's `own` definitions.
+pub(crate) fn merge(seed: &Arc<Vec<Define>>, closure: &Arc<Closure>, own: &[Define]) -> Merged {
+    let key = (
+        Arc::as_ptr(seed) as usize,
+        Arc::as_ptr(closure) as usize,
+        own.to_vec(),
+    );
+    let mut memo = merges().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, m)) = memo.get(&key) {
+        return m.clone();
+    }
+    let (macros, positional) = names(&[seed, &closure.defines, own]);
+    let m = Merged {
+        macros: Arc::new(macros),
+        positional: Arc::new(positional),
+    };
+    memo.insert(key, (Arc::clone(seed), Arc::clone(closure), m.clone()));
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> MacroNames {
+        names.iter().map(|n| n.as_bytes().into()).collect()
+    }
+
+    #[test]
+    fn a_dm_listing_gives_names_and_bodies() {
+        let d = parse_dm("#define __x86_64__ 1\n#define linux 1\n#define F(a) (a + __LINE__)\n");
+        let (all, pos) = names(&[&d]);
+        assert_eq!(all, set(&["__x86_64__", "linux", "F"]));
+        assert_eq!(pos, set(&["F"]));
+    }
+
+    #[test]
+    fn positional_macros_are_found_through_other_macros() {
+        let d = parse_dm(
+            "#define __ASSERT_FUNCTION __extension__ __PRETTY_FUNCTION__\n\
+             #define assert(e) ((e) ? 0 : fail(#e, __ASSERT_FUNCTION))\n\
+             #define plain 3\n",
+        );
+        let (_, pos) = names(&[&d]);
+        assert_eq!(pos, set(&["__ASSERT_FUNCTION", "assert"]));
+    }
+
+    #[test]
+    fn option_names_cover_every_spelling() {
+        let opts: Vec<String> = [
+            "-Dv1_x=3",
+            "-D",
+            "v2_y",
+            "-Uv3_z",
+            "-U",
+            "v4",
+            "--define-macro=v5=__LINE__",
+            "--define-macro",
+            "v6",
+            "-DF(a)=a",
+            "-O2",
+            "-I",
+            "-Dnot_a_macro",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let d = option_defines(&opts);
+        let (all, pos) = names(&[&d]);
+        // `-I -Dnot_a_macro` is still read as a -D by this scan: more names
+        // kept as written is only less reuse.
+        assert_eq!(
+            all,
+            set(&["v1_x", "v2_y", "v3_z", "v4", "v5", "v6", "F", "not_a_macro"])
+        );
+        assert_eq!(pos, set(&["v5"]));
+    }
+}

@@ -1,0 +1,472 @@
+//! What a GPU kernel's key takes from outside its text
+//! ([`super::Backend::key_extras`] for OpenCL, CUDA and Vulkan).
+//!
+//! # Headers
+//!
+//! Each driver's own search order, by contents (`cc/includes.rs` scans):
+//!
+//! * **OpenCL** (PoCL's clang) and **CUDA** (NVRTC): a quoted include of the
+//!   kernel is looked up in the process's working directory first (the
+//!   program's source has no directory of its own; NVRTC documents the
+//!   working directory and its `-I`/`--include-path` directories for quoted
+//!   includes), then in the `-I` / `--include-path` directories, relative
+//!   ones taken against the working directory; a bracketed one in the `-I`
+//!   directories. A header found nowhere is digested as absent (it is the
+//!   driver's own, covered by its identity, or the compile fails), so one
+//!   appearing later changes the key.
+//! * **Vulkan** (glslang): a quoted include is looked up in the directory of
+//!   the including file, which for the kernel is the backend's private
+//!   compile directory (nothing there but the kernel), and glslang gets no
+//!   `-I` (the backend refuses it): every include is digested as absent, an
+//!   absolute one by contents.
+//!
+//! # Macro names
+//!
+//! A driver cannot be asked for its predefined macros the way `cc -dM` can:
+//! each backend lists its language's documented ones (OpenCL C's
+//! `CL_VERSION_*`, `FP_FAST_FMA*`, math constants, limits; NVRTC's
+//! `__CUDACC__`, `__CUDA_ARCH__` and its built-in header's qualifiers;
+//! GLSL's `GL_*`, `VULKAN`), plus the host-target names a clang-based driver
+//! may define (`linux`, `unix`; `i386` and its kin on a 32-bit x86 host
+//! only), plus every name an option defines or undefines, every `#define`
+//! of every header read and of the kernel.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use super::cc::includes::{self, Define};
+use super::cc::macros;
+use super::{BackendError, KernelSource, KeyExtras};
+
+/// Host-target names a clang-based driver compiling for this host may
+/// predefine without underscores. Only the ones this host's target has: a
+/// renderer's loop variables are called `i486` and the like, and a name
+/// kept as written where it is no macro only costs reuse.
+#[cfg(target_arch = "x86")]
+const HOST_NAMES: &[&str] = &["linux", "unix", "i386", "i486", "i586", "i686"];
+#[cfg(not(target_arch = "x86"))]
+const HOST_NAMES: &[&str] = &["linux", "unix"];
+
+/// OpenCL C's documented predefined macros (OpenCL C specification,
+/// "Preprocessor Directives and Macros", math constants, limits).
+const OPENCL: &[&str] = &[
+    "__OPENCL_VERSION__",
+    "__OPENCL_C_VERSION__",
+    "CL_VERSION_1_0",
+    "CL_VERSION_1_1",
+    "CL_VERSION_1_2",
+    "CL_VERSION_2_0",
+    "CL_VERSION_2_1",
+    "CL_VERSION_2_2",
+    "CL_VERSION_3_0",
+    "__ENDIAN_LITTLE__",
+    "__IMAGE_SUPPORT__",
+    "__FAST_RELAXED_MATH__",
+    "__ROUNDING_MODE__",
+    "__kernel_exec",
+    "kernel_exec",
+    "FP_FAST_FMA",
+    "FP_FAST_FMAF",
+    "FP_FAST_FMA_HALF",
+    "FP_ILOGB0",
+    "FP_ILOGBNAN",
+    "MAXFLOAT",
+    "HUGE_VALF",
+    "HUGE_VAL",
+    "HUGE_VALH",
+    "INFINITY",
+    "NAN",
+    "FLT_DIG",
+    "FLT_MANT_DIG",
+    "FLT_MAX_10_EXP",
+    "FLT_MAX_EXP",
+    "FLT_MIN_10_EXP",
+    "FLT_MIN_EXP",
+    "FLT_RADIX",
+    "FLT_MAX",
+    "FLT_MIN",
+    "FLT_EPSILON",
+    "DBL_DIG",
+    "DBL_MANT_DIG",
+    "DBL_MAX_10_EXP",
+    "DBL_MAX_EXP",
+    "DBL_MIN_10_EXP",
+    "DBL_MIN_EXP",
+    "DBL_MAX",
+    "DBL_MIN",
+    "DBL_EPSILON",
+    "HALF_DIG",
+    "HALF_MANT_DIG",
+    "HALF_MAX",
+    "HALF_MIN",
+    "HALF_EPSILON",
+    "CHAR_BIT",
+    "CHAR_MAX",
+    "CHAR_MIN",
+    "INT_MAX",
+    "INT_MIN",
+    "LONG_MAX",
+    "LONG_MIN",
+    "SCHAR_MAX",
+    "SCHAR_MIN",
+    "SHRT_MAX",
+    "SHRT_MIN",
+    "UCHAR_MAX",
+    "USHRT_MAX",
+    "UINT_MAX",
+    "ULONG_MAX",
+    "M_E",
+    "M_LOG2E",
+    "M_LOG10E",
+    "M_LN2",
+    "M_LN10",
+    "M_PI",
+    "M_PI_2",
+    "M_PI_4",
+    "M_1_PI",
+    "M_2_PI",
+    "M_2_SQRTPI",
+    "M_SQRT2",
+    "M_SQRT1_2",
+    "M_E_F",
+    "M_LOG2E_F",
+    "M_LOG10E_F",
+    "M_LN2_F",
+    "M_LN10_F",
+    "M_PI_F",
+    "M_PI_2_F",
+    "M_PI_4_F",
+    "M_1_PI_F",
+    "M_2_PI_F",
+    "M_2_SQRTPI_F",
+    "M_SQRT2_F",
+    "M_SQRT1_2_F",
+    "M_E_H",
+    "M_LOG2E_H",
+    "M_LOG10E_H",
+    "M_LN2_H",
+    "M_LN10_H",
+    "M_PI_H",
+    "M_PI_2_H",
+    "M_PI_4_H",
+    "M_1_PI_H",
+    "M_2_PI_H",
+    "M_2_SQRTPI_H",
+    "M_SQRT2_H",
+    "M_SQRT1_2_H",
+    "CLK_LOCAL_MEM_FENCE",
+    "CLK_GLOBAL_MEM_FENCE",
+    "CLK_IMAGE_MEM_FENCE",
+    "CLK_NORMALIZED_COORDS_TRUE",
+    "CLK_NORMALIZED_COORDS_FALSE",
+    "CLK_ADDRESS_NONE",
+    "CLK_ADDRESS_CLAMP",
+    "CLK_ADDRESS_CLAMP_TO_EDGE",
+    "CLK_ADDRESS_REPEAT",
+    "CLK_ADDRESS_MIRRORED_REPEAT",
+    "CLK_FILTER_NEAREST",
+    "CLK_FILTER_LINEAR",
+    "cl_khr_fp64",
+    "cl_khr_fp16",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_byte_addressable_store",
+    "cl_khr_3d_image_writes",
+    "cl_khr_subgroups",
+    "cl_khr_images",
+    "cl_khr_depth_images",
+    "__SPIR__",
+    "__SPIR32__",
+    "__SPIR64__",
+    "__kernel",
+    "kernel",
+    "__global",
+    "global",
+    "__local",
+    "local",
+    "__constant",
+    "constant",
+    "__private",
+    "private",
+    "__read_only",
+    "read_only",
+    "__write_only",
+    "write_only",
+    "__read_write",
+    "read_write",
+    "__generic",
+    "generic",
+    "uniform",
+    "pipe",
+];
+
+/// NVRTC's built-in macros and what its built-in headers define.
+const CUDA: &[&str] = &[
+    "__CUDACC__",
+    "__CUDACC_RTC__",
+    "__CUDA_ARCH__",
+    "__CUDA_ARCH_LIST__",
+    "__CUDA_ARCH_SPECIFIC__",
+    "__CUDA_ARCH_FAMILY_SPECIFIC__",
+    "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__",
+    "__CUDACC_VER_BUILD__",
+    "__CUDACC_RDC__",
+    "__CUDACC_EWP__",
+    "__CUDACC_DEBUG__",
+    "__CUDACC_RELAXED_CONSTEXPR__",
+    "__CUDACC_EXTENDED_LAMBDA__",
+    "__CUDACC_RTC_INT128__",
+    "__CUDACC_RTC_FLOAT128__",
+    "__NVCC_DIAG_PRAGMA_SUPPORT__",
+    "__cplusplus",
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__launch_bounds__",
+    "__forceinline__",
+    "__noinline__",
+    "__restrict__",
+    "__align__",
+    "__grid_constant__",
+    "__cluster_dims__",
+    "__builtin_align__",
+    "NULL",
+    "CUDART_VERSION",
+    "__CUDA_API_VERSION",
+];
+
+/// GLSL's predefined macros (GLSL 4.60 and GL_KHR_vulkan_glsl) and what
+/// glslang defines.
+const GLSL: &[&str] = &[
+    "__VERSION__",
+    "GL_ES",
+    "GL_core_profile",
+    "GL_compatibility_profile",
+    "GL_es_profile",
+    "GL_SPIRV",
+    "VULKAN",
+    "GL_KHR_vulkan_glsl",
+    "GL_GOOGLE_include_directive",
+    "GL_GOOGLE_cpp_style_line_directive",
+    "GL_FRAGMENT_PRECISION_HIGH",
+];
+
+/// Where a driver looks for a kernel's quoted includes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Driver {
+    /// PoCL: the working directory, then `-I`.
+    OpenCl,
+    /// NVRTC: the working directory, then `-I` / `--include-path`.
+    Cuda,
+    /// glslang in a private directory, no `-I`.
+    Vulkan,
+}
+
+fn predefined(driver: Driver) -> &'static Arc<Vec<Define>> {
+    static SETS: [OnceLock<Arc<Vec<Define>>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let (i, names) = match driver {
+        Driver::OpenCl => (0, OPENCL),
+        Driver::Cuda => (1, CUDA),
+        Driver::Vulkan => (2, GLSL),
+    };
+    SETS[i].get_or_init(|| {
+        let all = names.iter().chain(HOST_NAMES).chain(macros::POSITIONAL);
+        Arc::new(all.map(|n| macros::bare(n)).collect())
+    })
+}
+
+/// The predefined names with `options`' own, memoized per option list.
+fn seed(driver: Driver, options: &[String]) -> Arc<Vec<Define>> {
+    let own = macros::option_defines(options);
+    if own.is_empty() {
+        return Arc::clone(predefined(driver));
+    }
+    type Seeds = std::sync::Mutex<rustc_hash::FxHashMap<(Driver, Vec<String>), Arc<Vec<Define>>>>;
+    static SEEDS: OnceLock<Seeds> = OnceLock::new();
+    let mut seeds = SEEDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    Arc::clone(seeds.entry((driver, options.to_vec())).or_insert_with(|| {
+        let mut all = (**predefined(driver)).clone();
+        all.extend(own);
+        Arc::new(all)
+    }))
+}
+
+/// The `-I` / `--include-path` directories of `options`, against `cwd`.
+fn include_dirs(options: &[String], cwd: &std::path::Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut options = options.iter();
+    while let Some(o) = options.next() {
+        let dir = if o == "-I" || o == "--include-path" {
+            options.next().map(String::as_str)
+        } else {
+            o.strip_prefix("--include-path=")
+                .or_else(|| o.strip_prefix("-I"))
+        };
+        if let Some(d) = dir {
+            dirs.push(cwd.join(d.trim()));
+        }
+    }
+    dirs
+}
+
+/// [`super::Backend::key_extras`] for a GPU backend (see the module docs).
+pub(crate) fn key_extras(
+    family: &'static str,
+    driver: Driver,
+    kernel: &KernelSource<'_>,
+    options: &[String],
+) -> Result<KeyExtras, BackendError> {
+    let seed = seed(driver, options);
+    let uncacheable = options
+        .iter()
+        .find_map(|o| includes::time_macro(o.as_bytes()))
+        .map(|m| format!("an option uses {m}"));
+    let cwd = std::env::current_dir().map_err(|source| BackendError::Io {
+        backend: family,
+        path: PathBuf::from("."),
+        source,
+    })?;
+    let search = match driver {
+        Driver::OpenCl | Driver::Cuda => {
+            includes::search_in_dirs(&include_dirs(options, &cwd), &cwd)
+        }
+        // The private compile directory holds nothing a kernel can include.
+        Driver::Vulkan => includes::search_in_dirs(&[], &cwd).without_tu_dir(),
+    };
+    let label = format!("kernel `{}`", kernel.symbol);
+    let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
+        .map_err(|e| super::cc::scan_error_for(family, e))?;
+    let merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
+    Ok(KeyExtras {
+        digests: vec![scanned.closure.digest],
+        macros: merged.macros,
+        position_macros: merged.positional,
+        uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
+    })
+}
+
+/// What the handle-cache key of a group needs besides its source: every
+/// kernel's extras digests (so a header edited between two compiles in one
+/// process is compiled afresh), and why the result cannot be cached, if so.
+/// A group whose extras cannot be computed gets a key no other compile
+/// shares, and is uncacheable.
+pub(crate) fn group_key_part(
+    family: &'static str,
+    driver: Driver,
+    job: &super::CompileJob<'_>,
+) -> (String, Option<String>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static UNIQUE: AtomicU64 = AtomicU64::new(0);
+    let mut h = crate::key::PartsHasher::new();
+    h.part("kcache-gpu-group");
+    let mut uncacheable = None;
+    for k in job.kernels {
+        match key_extras(family, driver, k, job.options) {
+            Ok(e) => {
+                for d in &e.digests {
+                    h.part(d.as_bytes());
+                }
+                uncacheable = uncacheable.or(e.uncacheable);
+            }
+            Err(e) => {
+                uncacheable.get_or_insert(e.to_string());
+            }
+        }
+    }
+    if uncacheable.is_some() {
+        h.part(UNIQUE.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    }
+    (format!("\n// extras {}", h.finish().to_hex()), uncacheable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn extras(text: &str, options: &[&str]) -> Result<KeyExtras, BackendError> {
+        let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        key_extras(
+            "opencl",
+            Driver::OpenCl,
+            &KernelSource { symbol: "k", text },
+            &options,
+        )
+    }
+
+    #[test]
+    fn an_included_headers_contents_change_the_extras() {
+        let dir = tempfile::tempdir().unwrap();
+        let inc = format!("-I{}", dir.path().display());
+        std::fs::write(dir.path().join("h.h"), "#define N 4\n").unwrap();
+        let text = "#include \"h.h\"\nkernel void k() {}";
+        let a = extras(text, &[&inc]).unwrap();
+        assert_eq!(a.digests, extras(text, &[&inc]).unwrap().digests);
+        assert!(a.macros.contains(&b"N"[..]), "a header's macro is kept");
+        std::fs::write(dir.path().join("h.h"), "#define N 88\n").unwrap();
+        assert_ne!(a.digests, extras(text, &[&inc]).unwrap().digests);
+    }
+
+    #[test]
+    fn a_nested_header_and_the_include_path_change_the_extras() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [&one, &two] {
+            std::fs::write(d.path().join("h.h"), "#include \"inner.h\"\n").unwrap();
+            std::fs::write(d.path().join("inner.h"), "#define X 1\n").unwrap();
+        }
+        let text = "#include <h.h>\n";
+        let (i1, i2) = (
+            one.path().display().to_string(),
+            two.path().display().to_string(),
+        );
+        let a = extras(text, &["-I", &i1]).unwrap().digests;
+        assert_ne!(
+            a,
+            extras(text, &[&format!("--include-path={i2}")])
+                .unwrap()
+                .digests,
+            "another directory"
+        );
+        std::fs::write(one.path().join("inner.h"), "#define X 22\n").unwrap();
+        assert_ne!(a, extras(text, &["-I", &i1]).unwrap().digests, "nested");
+    }
+
+    #[test]
+    fn a_header_found_nowhere_is_digested_as_absent_and_a_computed_one_refused() {
+        let none = extras("kernel void k() {}", &[]).unwrap();
+        let builtin = extras("#include <cuda_fp16.h>\n", &[]).unwrap();
+        assert_ne!(builtin.digests, none.digests, "absence is an input too");
+        match extras("#define H \"h.h\"\n#include H\n", &[]) {
+            Err(BackendError::Refused { .. }) => {}
+            other => panic!("a computed include must be refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn predefined_and_option_names_are_macros() {
+        let e = extras("kernel void k() {}", &["-Dv1_x=2", "-D", "v2_y"]).unwrap();
+        for n in [
+            "v1_x",
+            "v2_y",
+            "M_PI_F",
+            "CL_VERSION_1_2",
+            "linux",
+            "__LINE__",
+        ] {
+            assert!(e.macros.contains(n.as_bytes()), "{n}");
+        }
+        let t = extras("kernel void k() {}", &["-DSTAMP=__TIME__"]).unwrap();
+        assert!(t.uncacheable.is_some());
+    }
+}
