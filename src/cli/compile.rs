@@ -16,12 +16,6 @@ use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct CompileArgs {
-    #[command(flatten)]
-    backend: BackendFlags,
-    #[command(flatten)]
-    store: StoreFlags,
-    #[command(flatten)]
-    rename: RenameFlags,
     /// A compiler option for every file (repeatable), e.g. --option=-O3.
     #[arg(long = "option", value_name = "FLAG", action = ArgAction::Append, allow_hyphen_values = true)]
     options: Vec<String>,
@@ -37,6 +31,17 @@ pub struct CompileArgs {
     /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
     #[arg(value_name = "FILE", required_unless_present = "manifest")]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    rename: RenameFlags,
+    #[command(flatten)]
+    backend: BackendFlags,
+    /// cc: where quoted includes resolve and the compiler runs [default: the
+    /// manifest's directory, or the one directory every FILE is in, else the
+    /// current one].
+    #[arg(long, value_name = "DIR", help_heading = "Backend")]
+    source_dir: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreFlags,
 }
 
 /// One entry of a manifest.
@@ -124,9 +129,7 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
     let mut flags = args.backend.clone();
-    if flags.source_dir.is_none() {
-        flags.source_dir = common_dir(&args);
-    }
+    flags.source_dir = args.source_dir.clone().or_else(|| common_dir(&args));
     // Inputs first: a bad file is reported whatever the backend.
     let inputs = inputs(&args)?;
     dispatch(&flags, CompileJob(args, inputs))

@@ -100,14 +100,23 @@ fn restore_sigpipe() {
     }
 }
 
-/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings).
+/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings); in colour
+/// only on a terminal, and never when `NO_COLOR` is set.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour())
         .try_init();
+}
+
+/// Whether stderr may carry colour escapes: a terminal, and `NO_COLOR`
+/// unset or empty (<https://no-color.org>).
+pub fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Reads FILE, or standard input when it is absent or `-` (see
