@@ -1,6 +1,6 @@
 //! `kcache compile`: resolve one batch of kernel files through the cache.
 
-use super::backend::{dispatch, BackendFlags, Job};
+use super::backend::{dispatch, BackendFlags, Choice, Job};
 use super::cache::StoreFlags;
 use super::canon::RenameFlags;
 use super::{write_stdout, Failure};
@@ -132,7 +132,24 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
     flags.source_dir = args.source_dir.clone().or_else(|| common_dir(&args));
     // Inputs first: a bad file is reported whatever the backend.
     let inputs = inputs(&args)?;
+    if flags.backend == Choice::Cuda {
+        let options = inputs.iter().flat_map(|i| &i.kernel.options);
+        if let Some(o) = options.into_iter().find(|o| sets_cuda_arch(o)) {
+            super::usage_error(
+                "compile",
+                format!("`--option={o}`: the CUDA architecture is not an option; pass --arch (e.g. --arch sm_80)"),
+            );
+        }
+    }
     dispatch(&flags, CompileJob(args, inputs))
+}
+
+/// Whether a CUDA option sets the architecture (tinygrad passes
+/// `--gpu-architecture=sm_80`), which the backend sets from `--arch`.
+fn sets_cuda_arch(option: &str) -> bool {
+    ["-arch", "--gpu-architecture"]
+        .iter()
+        .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
 }
 
 /// The directory quoted includes resolve against by default: the manifest's,
@@ -158,8 +175,13 @@ impl Job for CompileJob {
         let store = args.store.open(None)?;
         let resolver = args.backend.resolver(backend).with_store(store);
         let batch: Vec<Kernel> = inputs.iter().map(|i| i.kernel.clone()).collect();
+        let spinner = super::progress::Spinner::after_a_second(
+            format!("resolving {}", plural(batch.len() as u64, "kernel")),
+            !args.json,
+        );
         let (resolved, census) = with_census(|| resolver.resolve(&batch));
-        let resolved = resolved.map_err(|e| Failure(super::error_chain(&e)))?;
+        drop(spinner);
+        let resolved = resolved.map_err(|e| super::resolve_failure(&e))?;
         let out = if args.json {
             let kernels: Vec<serde_json::Value> = inputs
                 .iter()

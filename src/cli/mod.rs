@@ -12,6 +12,7 @@ mod cache;
 mod canon;
 mod compile;
 mod input;
+mod progress;
 mod tune;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
@@ -65,6 +66,43 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     msg
+}
+
+/// A resolve failure for people: a compile failure names its kernels and
+/// the backend, then gives the compiler's log on the lines below.
+pub fn resolve_failure(e: &kcache::resolve::ResolveError) -> Failure {
+    use kcache::backend::BackendError;
+    use kcache::resolve::ResolveError;
+    let ResolveError::Compile {
+        kernels, source, ..
+    } = e
+    else {
+        return Failure(error_chain(e));
+    };
+    let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+    let names = names.join(", ");
+    if let BackendError::Compile { backend, log, .. } = source {
+        let log = log.trim_end();
+        let sep = if log.is_empty() { "" } else { ":\n" };
+        return Failure(format!("compile of {names} failed ({backend}){sep}{log}"));
+    }
+    Failure(format!(
+        "compile of {names} failed: {}",
+        error_chain(source)
+    ))
+}
+
+/// Exits 2 with clap's usage error `message` for `kcache SUBCOMMAND`.
+pub fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> ! {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let mut cmd = cli
+        .find_subcommand(subcommand)
+        .cloned()
+        .unwrap_or_else(Cli::command);
+    cmd.error(clap::error::ErrorKind::ArgumentConflict, message)
+        .exit()
 }
 
 /// Runs the command line and returns the process's exit code.

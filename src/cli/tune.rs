@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use kcache::backend::Backend;
 use kcache::tune::render::{search_space, Problem};
-use kcache::tune::{compile_time_per_kernel, tune, Report, TuneOptions};
+use kcache::tune::{compile_time_per_kernel, tune, Report, TuneError, TuneOptions};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -115,8 +115,12 @@ impl Job for TuneJob {
         let mut reports = Vec::new();
         for round in 0..args.rounds.max(1) {
             let bar = progress_bar(options.candidates, args.json, round, args.rounds);
-            let report = tune(&resolver, &options, |done| bar.set_position(done as u64))
-                .map_err(|e| Failure(e.to_string()))?;
+            let report = tune(&resolver, &options, |done| bar.set_position(done as u64)).map_err(
+                |e| match e {
+                    TuneError::Resolve(e) => super::resolve_failure(&e),
+                    e => Failure(super::error_chain(&e)),
+                },
+            )?;
             bar.finish_and_clear();
             reports.push(report);
         }

@@ -120,7 +120,14 @@ fn read_text(p: &Path) -> std::io::Result<Option<String>> {
         .open(p)
     {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // No directory yet, or something else where it should be: the
+        // store itself reports that once; here it is only no settings.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            return Ok(None)
+        }
         Err(e) => return Err(e),
     };
     if !file.metadata()?.is_file() {
