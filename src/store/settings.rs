@@ -70,8 +70,8 @@ pub fn path(dir: &Path) -> PathBuf {
     dir.join(SETTINGS_FILE)
 }
 
-/// Reads `dir`'s settings; none when the file is absent, and none with a
-/// warning when it cannot be read or parsed.
+/// Reads `dir`'s settings; none when the file is absent or cannot be read,
+/// and none with a warning when it cannot be parsed.
 pub fn read(dir: &Path) -> Settings {
     let p = path(dir);
     match read_text(&p) {
@@ -80,8 +80,10 @@ pub fn read(dir: &Path) -> Settings {
             tracing::warn!(path = %p.display(), "ignoring the store's settings: {why}");
             Settings::default()
         }),
+        // Whatever keeps the file from being read keeps the store from
+        // opening too, and the store says so once.
         Err(e) => {
-            tracing::warn!(path = %p.display(), error = %e, "cannot read the store's settings; ignoring them");
+            tracing::debug!(path = %p.display(), error = %e, "cannot read the store's settings; ignoring them");
             Settings::default()
         }
     }
@@ -120,14 +122,7 @@ fn read_text(p: &Path) -> std::io::Result<Option<String>> {
         .open(p)
     {
         Ok(f) => f,
-        // No directory yet, or something else where it should be: the
-        // store itself reports that once; here it is only no settings.
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(libc::ENOTDIR) =>
-        {
-            return Ok(None)
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     if !file.metadata()?.is_file() {
