@@ -57,11 +57,11 @@ impl StoreFlags {
 
 #[derive(Args, Debug)]
 pub struct CacheArgs {
-    #[command(flatten)]
-    store: StoreFlags,
     /// Print one JSON object (`ls`: a JSON list) instead of text.
     #[arg(long, global = true)]
     json: bool,
+    #[command(flatten)]
+    store: StoreFlags,
     #[command(subcommand)]
     command: CacheCommand,
 }
@@ -83,13 +83,13 @@ enum CacheCommand {
         #[arg(long, value_name = "N", value_parser = parse_size)]
         max_bytes: u64,
     },
-    /// Remove every entry (the settings and counters stay).
+    /// Remove every entry (the statistics and the cap `set-cap` keeps stay).
     Clear,
-    /// Zero the statistics: `stats` counts from now on.
+    /// Zero the statistics of this kind of store: `stats` counts from now on.
     Zero,
-    /// Keep a byte cap in the store (512M, 1.5G, 10G), used when neither
-    /// `--max-bytes` nor KCACHE_MAX_BYTES gives one; `none` removes it.
-    /// Precedence: flag, then KCACHE_MAX_BYTES, then this cap, then 2 GiB.
+    /// Keep a byte cap in the store directory (512M, 1.5G, 10G); `none`
+    /// removes it. The cap in force is KCACHE_MAX_BYTES when set, else this
+    /// one, else 2 GiB.
     SetCap {
         /// The cap, or `none`.
         #[arg(value_name = "N|none", value_parser = parse_cap)]
@@ -214,7 +214,8 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
             let now = store.stats()?;
             let mut s = settings::read(&resolved.dir);
             let at = unix_seconds(SystemTime::now());
-            s.zeroed = Some(Zeroed { at, stats: now });
+            s.zeroed
+                .insert(resolved.kind.to_string(), Zeroed { at, stats: now });
             settings::write(&resolved.dir, &s)?;
             let when = utc(UNIX_EPOCH + std::time::Duration::from_secs(at));
             if json {
@@ -293,7 +294,9 @@ fn stats(
     resolved: &ResolvedStoreConfig,
     json: bool,
 ) -> Result<String, Failure> {
-    let zeroed = settings::read(&resolved.dir).zeroed;
+    let zeroed = settings::read(&resolved.dir)
+        .zeroed
+        .remove(&resolved.kind.to_string());
     let raw = store.stats()?;
     let s = zeroed.map_or(raw, |z| z.since(raw));
     let lookups = s.hits + s.misses;

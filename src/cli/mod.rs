@@ -38,7 +38,7 @@ enum Command {
     Key(canon::KeyArgs),
     /// Print the hex digest of length-prefixed parts.
     Digest(canon::DigestArgs),
-    /// Look after the persistent program store: stats, ls, verify, prune, clear, export.
+    /// Look after the persistent program store: stats, ls, verify, prune, clear, zero, set-cap, export.
     Cache(cache::CacheArgs),
 }
 

@@ -6,9 +6,10 @@
 //! | `KCACHE_DIR` | the cache directory | `$XDG_CACHE_HOME/kcache`, else `~/.cache/kcache` |
 //! | `KCACHE_MAX_BYTES` | the byte cap: a number with an optional unit | the cap kept in the store, else `2GiB` |
 //!
-//! The byte cap is taken from, in order: the flag (`--max-bytes`), then
-//! `KCACHE_MAX_BYTES`, then the cap kept in the cache directory
-//! (`kcache cache set-cap`, see [`super::settings`]), then 2 GiB.
+//! The byte cap is taken from, in order: the caller's
+//! [`StoreConfig::max_bytes`], then `KCACHE_MAX_BYTES`, then the cap kept in
+//! the cache directory (`kcache cache set-cap`, see [`super::settings`]), then
+//! 2 GiB.
 //!
 //! Units: `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024;
 //! `KB`, `MB`, `GB`, `TB` powers of 1000; case is ignored. An empty variable

@@ -1,12 +1,15 @@
 //! What a cache directory keeps about itself beside its entries: a
 //! persistent byte cap (`kcache cache set-cap`) and the counters as they were
-//! when the statistics were last zeroed (`kcache cache zero`).
+//! when the statistics were last zeroed (`kcache cache zero`), for each kind
+//! of store (a file store and an SQLite store may share a directory, each
+//! with its own counters).
 //!
 //! The file is `<dir>/settings`, a few `name value` lines, shared by every
 //! store kind and layout version. It is only ever a preference: one that is
 //! missing, unreadable or garbled reads as no settings (with a warning), so
 //! it can never stop a compile.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -21,14 +24,14 @@ pub const SETTINGS_FILE: &str = "settings";
 const MAX_LEN: u64 = 4096;
 
 /// A cache directory's settings.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
     /// The byte cap kept in the store: used when neither a flag nor
     /// `KCACHE_MAX_BYTES` gives one.
     pub max_bytes: Option<u64>,
-    /// The counters when the statistics were last zeroed, and when (Unix
-    /// seconds): the statistics shown are the counts since.
-    pub zeroed: Option<Zeroed>,
+    /// Per store kind (`file`, `sqlite`): the counters when its statistics
+    /// were last zeroed, and when; the statistics shown are the counts since.
+    pub zeroed: BTreeMap<String, Zeroed>,
 }
 
 /// The counters at the moment `kcache cache zero` ran.
@@ -139,20 +142,24 @@ fn render(s: &Settings) -> String {
     if let Some(n) = s.max_bytes {
         out.push_str(&format!("max_bytes {n}\n"));
     }
-    if let Some(z) = &s.zeroed {
+    for (kind, z) in &s.zeroed {
         let c = &z.stats;
-        out.push_str(&format!(
-            "zeroed_at {}\nzeroed_hits {}\nzeroed_misses {}\nzeroed_evictions {}\nzeroed_errors {}\nzeroed_corrupt {}\n",
-            z.at, c.hits, c.misses, c.evictions, c.errors, c.corrupt
-        ));
+        for (field, n) in [
+            ("at", z.at),
+            ("hits", c.hits),
+            ("misses", c.misses),
+            ("evictions", c.evictions),
+            ("errors", c.errors),
+            ("corrupt", c.corrupt),
+        ] {
+            out.push_str(&format!("zeroed.{kind}.{field} {n}\n"));
+        }
     }
     out
 }
 
 fn parse(text: &str) -> Result<Settings, String> {
     let mut s = Settings::default();
-    let mut z = Zeroed::default();
-    let mut zeroed = false;
     for line in text.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -164,24 +171,29 @@ fn parse(text: &str) -> Result<Settings, String> {
             .trim()
             .parse()
             .map_err(|_| format!("`{name}`: `{value}` is not a number"))?;
-        let field = match name {
-            "max_bytes" => {
-                s.max_bytes = Some(n);
-                continue;
-            }
-            "zeroed_at" => &mut z.at,
-            "zeroed_hits" => &mut z.stats.hits,
-            "zeroed_misses" => &mut z.stats.misses,
-            "zeroed_evictions" => &mut z.stats.evictions,
-            "zeroed_errors" => &mut z.stats.errors,
-            "zeroed_corrupt" => &mut z.stats.corrupt,
-            // A newer kcache's setting: not ours to judge.
+        if name == "max_bytes" {
+            s.max_bytes = Some(n);
+            continue;
+        }
+        // A newer kcache's setting is not ours to judge: it is skipped.
+        let Some((kind, field)) = name
+            .strip_prefix("zeroed.")
+            .and_then(|rest| rest.split_once('.'))
+        else {
+            continue;
+        };
+        let z = s.zeroed.entry(kind.to_string()).or_default();
+        let slot = match field {
+            "at" => &mut z.at,
+            "hits" => &mut z.stats.hits,
+            "misses" => &mut z.stats.misses,
+            "evictions" => &mut z.stats.evictions,
+            "errors" => &mut z.stats.errors,
+            "corrupt" => &mut z.stats.corrupt,
             _ => continue,
         };
-        *field = n;
-        zeroed = true;
+        *slot = n;
     }
-    s.zeroed = zeroed.then_some(z);
     Ok(s)
 }
 
@@ -194,16 +206,17 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("c");
         assert_eq!(read(&dir), Settings::default());
+        let zeroed = Zeroed {
+            at: 1_700_000_000,
+            stats: StoreStats {
+                hits: 3,
+                misses: 4,
+                ..StoreStats::default()
+            },
+        };
         let s = Settings {
             max_bytes: Some(10 << 30),
-            zeroed: Some(Zeroed {
-                at: 1_700_000_000,
-                stats: StoreStats {
-                    hits: 3,
-                    misses: 4,
-                    ..StoreStats::default()
-                },
-            }),
+            zeroed: [("sqlite".to_string(), zeroed)].into(),
         };
         write(&dir, &s).unwrap();
         assert_eq!(read(&dir), s);
