@@ -236,6 +236,8 @@ fn every_subcommand_that_prints_takes_json() {
         &["cache", "export", "--json", &name, dir_arg(&out_file)],
     ));
     assert_eq!(export["bytes"], fs::metadata(&out_file).unwrap().len());
+    let to_stdout = kcache(&store, &["cache", "export", "--json", &name, "-"]);
+    assert_eq!(to_stdout.status.code(), Some(2), "{}", stderr(&to_stdout));
     let prune = json(&kcache(
         &store,
         &["cache", "prune", "--max-bytes", "1G", "--json"],
@@ -315,8 +317,21 @@ fn cache_zero_zeroes_the_statistics() {
     assert_eq!(after["entries"], before["entries"], "entries stay");
     assert!(after["hit_rate"].is_null());
     assert!(after["zeroed_at"].is_string());
-    // Counting goes on from zero.
+    // Zeroing one kind of store leaves another kind's counters in the
+    // same directory alone.
+    let sqlite = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--store", "sqlite"]);
+        kcache(&store, &a)
+    };
     let file = t.path().join("scale.c");
+    for _ in 0..2 {
+        stdout(&sqlite(&["compile", "--backend", "cc", dir_arg(&file)]));
+    }
+    let other = json(&sqlite(&["cache", "stats", "--json"]));
+    assert!(other["hits"].as_u64().unwrap() > 0, "{other}");
+    assert!(other["zeroed_at"].is_null(), "{other}");
+    // Counting goes on from zero.
     stdout(&kcache(
         &store,
         &["compile", "--backend", "cc", dir_arg(&file)],

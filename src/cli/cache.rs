@@ -138,9 +138,10 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
     if args.json
         && matches!(&args.command, CacheCommand::Export { file, .. } if file.as_os_str() == "-")
     {
-        return Err(Failure(
-            "--json writes the report to standard output: export the bytes to a file".into(),
-        ));
+        super::usage_error(
+            "cache",
+            "--json writes its report to standard output: export the bytes to a FILE, not `-`",
+        );
     }
     if let CacheCommand::SetCap { cap } = args.command {
         return set_cap(&resolved, cap, args.json);
