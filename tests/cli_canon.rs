@@ -85,12 +85,12 @@ fn usage_errors_exit_2() {
     );
     assert_eq!(kcache(&["canon", "--bogus"], b"").status.code(), Some(2));
     assert_eq!(
-        kcache(&["key", "--device", "0"], b"").status.code(),
+        kcache(&["key", "--device-id", "0"], b"").status.code(),
         Some(2)
     );
     assert_eq!(
         kcache(
-            &["key", "--device", "0", "--name", "k", "--option", "noeq"],
+            &["key", "--device-id", "0", "--name", "k", "--option", "noeq"],
             b""
         )
         .status
@@ -113,7 +113,15 @@ fn other_errors_exit_1_with_one_line() {
 fn key_prints_one_line_of_four_fields() {
     let out = kcache(
         &[
-            "key", "--device", "0", "--name", "k", "--option", "O=3", "--option", "a=b=c",
+            "key",
+            "--device-id",
+            "0",
+            "--name",
+            "k",
+            "--option",
+            "O=3",
+            "--option",
+            "a=b=c",
         ],
         b"src",
     );
@@ -124,7 +132,15 @@ fn key_prints_one_line_of_four_fields() {
     assert_eq!(line.trim_end(), lib);
     let swapped = kcache(
         &[
-            "key", "--device", "0", "--name", "k", "--option", "a=b=c", "--option", "O=3",
+            "key",
+            "--device-id",
+            "0",
+            "--name",
+            "k",
+            "--option",
+            "a=b=c",
+            "--option",
+            "O=3",
         ],
         b"src",
     );

@@ -930,6 +930,13 @@ impl Cuda {
             reason,
         };
         let Some(device) = device else {
+            // No module to ask: the image itself must define every kernel.
+            if let Some(symbol) = symbols.iter().find(|s| !image_has_entry(&image, s)) {
+                return Err(BackendError::MissingSymbol {
+                    backend: FAMILY,
+                    symbol: symbol.clone(),
+                });
+            }
             return Ok(CudaProgram {
                 functions: HashMap::new(),
                 module: None,
@@ -971,6 +978,64 @@ fn sets_arch(option: &str) -> bool {
     ["-arch", "--gpu-architecture"]
         .iter()
         .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
+}
+
+/// Whether a module image defines kernel `symbol`, for when no device can
+/// be asked: PTX declares a kernel with `.entry`, and a cubin's symbol table
+/// marks it `STO_CUDA_ENTRY`.
+fn image_has_entry(image: &[u8], symbol: &str) -> bool {
+    if image.starts_with(b"\x7fELF") {
+        return cubin_has_entry(image, symbol).unwrap_or(false);
+    }
+    String::from_utf8_lossy(image)
+        .split(".entry")
+        .skip(1)
+        .any(|rest| {
+            rest.trim_start()
+                .strip_prefix(symbol)
+                .is_some_and(|after| after.starts_with(|c: char| c == '(' || c.is_whitespace()))
+        })
+}
+
+/// [`image_has_entry`] for a 64-bit little-endian ELF (what NVRTC writes);
+/// `None` when the image is not one or is truncated.
+fn cubin_has_entry(elf: &[u8], symbol: &str) -> Option<bool> {
+    const SHT_SYMTAB: u32 = 2;
+    const STT_FUNC: u8 = 2;
+    const STO_CUDA_ENTRY: u8 = 0x10;
+    let bytes = |o: usize, n: usize| elf.get(o..o.checked_add(n)?);
+    let u16_at = |o| Some(u16::from_le_bytes(bytes(o, 2)?.try_into().ok()?) as usize);
+    let u32_at = |o| Some(u32::from_le_bytes(bytes(o, 4)?.try_into().ok()?) as usize);
+    let u64_at = |o| usize::try_from(u64::from_le_bytes(bytes(o, 8)?.try_into().ok()?)).ok();
+    if bytes(4, 2)? != [2, 1] {
+        return None;
+    }
+    let (shoff, shentsize, shnum) = (u64_at(0x28)?, u16_at(0x3a)?, u16_at(0x3c)?);
+    let header = |i: usize| shoff.checked_add(i.checked_mul(shentsize)?);
+    for i in 0..shnum {
+        let sh = header(i)?;
+        if u32_at(sh + 4)? != SHT_SYMTAB as usize {
+            continue;
+        }
+        let (off, size, entsize) = (u64_at(sh + 0x18)?, u64_at(sh + 0x20)?, u64_at(sh + 0x38)?);
+        let strtab_header = header(u32_at(sh + 0x28)?)?;
+        let strtab = bytes(u64_at(strtab_header + 0x18)?, u64_at(strtab_header + 0x20)?)?;
+        if entsize < 24 {
+            return None;
+        }
+        for sym in (0..size / entsize).map(|j| off + j * entsize) {
+            let (info, other) = (*elf.get(sym + 4)?, *elf.get(sym + 5)?);
+            if info & 0xf != STT_FUNC || other & STO_CUDA_ENTRY == 0 {
+                continue;
+            }
+            let name = strtab.get(u32_at(sym)?..)?;
+            let end = name.iter().position(|&b| b == 0)?;
+            if &name[..end] == symbol.as_bytes() {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
 }
 
 impl Backend for Cuda {

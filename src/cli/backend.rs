@@ -27,34 +27,36 @@ pub enum Choice {
 
 /// Flags every command that compiles shares.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Backend")]
 pub struct BackendFlags {
     /// Which compiler.
     #[arg(long, value_enum, default_value_t = Choice::Cc)]
     pub backend: Choice,
-    /// The backend's device index (OpenCL, CUDA, Vulkan).
-    #[arg(long, default_value_t = 0)]
+    /// The device's index among the backend's devices, as `kcache backends`
+    /// lists them (OpenCL, CUDA, Vulkan; cc has one).
+    #[arg(long, value_name = "INDEX", default_value_t = 0)]
     pub device: usize,
-    /// CUDA: the architecture (sm_90, compute_90, 90); default: the device's, else sm_80.
-    #[arg(long)]
+    /// The architecture (sm_90, compute_90, 90); default: the device's, else sm_80.
+    #[arg(long, help_heading = "CUDA")]
     pub arch: Option<String>,
-    /// CUDA: compile to PTX instead of cubin.
-    #[arg(long)]
+    /// Compile to PTX instead of cubin.
+    #[arg(long, help_heading = "CUDA")]
     pub ptx: bool,
     /// Compile only; run nothing (CUDA without a GPU needs this).
     #[arg(long)]
     pub compile_only: bool,
     /// Compile each option list's kernels as up to N programs at once.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Split")]
     pub split: Option<usize>,
     /// With --split: the fewest kernels worth a program of their own.
-    #[arg(long, value_name = "M", default_value_t = 1)]
+    #[arg(long, value_name = "M", default_value_t = 1, help_heading = "Split")]
     pub min_kernels: usize,
-    /// Where a split batch's other programs compile.
-    #[arg(long, value_enum, default_value_t = ThreadsChoice::Rayon)]
+    /// With --split: where a batch's other programs compile.
+    #[arg(long, value_enum, default_value_t = ThreadsChoice::Rayon, help_heading = "Split")]
     pub threads: ThreadsChoice,
-    /// cc: where quoted includes resolve (and the compiler runs); default:
-    /// the kernel files' directory for `compile`, else the current one.
-    #[arg(long, value_name = "DIR")]
+    /// cc: where quoted includes resolve and the compiler runs; each command
+    /// has its own `--source-dir` flag (its default differs) and sets this.
+    #[arg(skip)]
     pub source_dir: Option<std::path::PathBuf>,
 }
 

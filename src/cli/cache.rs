@@ -2,22 +2,28 @@
 
 use super::{write_stdout, Failure};
 use clap::{Args, Subcommand};
+use kcache::bytes::format_byte_size;
 use kcache::resolve::stored;
-use kcache::store::config::{StoreConfig, StoreKind};
+use kcache::store::config::{ResolvedStoreConfig, StoreConfig, StoreKind};
+use kcache::store::settings::{self, Zeroed};
 use kcache::store::{Store, StoreErrorKind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Which store: flags override `KCACHE_STORE`, `KCACHE_DIR`, `KCACHE_MAX_BYTES`.
+///
+/// The flags are global: `kcache cache --dir X stats` and
+/// `kcache cache stats --dir X` are the same.
 #[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "Store")]
 pub struct StoreFlags {
     /// The store kind: file, sqlite or none [env: KCACHE_STORE; default: file].
-    #[arg(long, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", global = true)]
     pub store: Option<StoreKind>,
     /// The cache directory [env: KCACHE_DIR; default: $XDG_CACHE_HOME/kcache or ~/.cache/kcache].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
 }
 
@@ -39,11 +45,6 @@ impl StoreFlags {
         }
     }
 
-    /// The store, for `kcache cache`: failing to open it is the error.
-    fn open_strict(&self) -> Result<Option<Arc<dyn Store>>, Failure> {
-        Ok(self.config(None)?.open()?)
-    }
-
     fn config(&self, max_bytes: Option<u64>) -> Result<StoreConfig, Failure> {
         let flags = StoreConfig {
             kind: self.store,
@@ -56,6 +57,9 @@ impl StoreFlags {
 
 #[derive(Args, Debug)]
 pub struct CacheArgs {
+    /// Print one JSON object (`ls`: a JSON list) instead of text.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(flatten)]
     store: StoreFlags,
     #[command(subcommand)]
@@ -64,102 +68,94 @@ pub struct CacheArgs {
 
 #[derive(Subcommand, Debug)]
 enum CacheCommand {
-    /// Entries, bytes, hits, misses, evictions, errors.
-    Stats {
-        /// Print one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
-    /// One line per entry: name, size, last access.
-    Ls {
-        /// Print a JSON list of {"name", "size", "last_access"}.
-        #[arg(long)]
-        json: bool,
-    },
+    /// The store, its cap, entries, bytes, and the counters since the last
+    /// `zero`: hits, misses (store lookups of kernel records and programs),
+    /// hit rate, evictions, errors, corrupt entries.
+    Stats,
+    /// One line per entry, most recent first: name, bytes it counts against
+    /// the cap (they add up to `stats`' bytes), last access (UTC).
+    Ls,
     /// Check every entry; remove and report corrupt ones (exit 1 if any).
-    Verify {
-        /// Print one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
+    Verify,
     /// Evict least recently used entries down to N bytes.
     Prune {
-        /// What to keep at most (a number, or with K, M, G: 512M, 2G).
+        /// What to keep at most: a number of bytes, or with a unit (512M, 1.5G, 2GB).
         #[arg(long, value_name = "N", value_parser = parse_size)]
         max_bytes: u64,
     },
-    /// Remove every entry.
+    /// Remove every entry (the statistics and the cap `set-cap` keeps stay).
     Clear,
+    /// Zero the statistics of this kind of store: `stats` counts from now on.
+    Zero,
+    /// Keep a byte cap in the store directory (512M, 1.5G, 10G); `none`
+    /// removes it. The cap in force is KCACHE_MAX_BYTES when set, else this
+    /// one, else 2 GiB.
+    SetCap {
+        /// The cap, or `none`.
+        #[arg(value_name = "N|none", value_parser = parse_cap)]
+        cap: Cap,
+    },
     /// Write an entry's raw compiled bytes (a kernel's: its program's) to FILE (`-`: stdout).
     Export {
         /// The entry, as `kcache cache ls` names it.
         name: String,
-        /// Where to write the bytes.
+        /// Where to write the bytes (with --json, not `-`).
         file: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Cap {
+    Bytes(u64),
+    None,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
     kcache::bytes::parse_byte_size(s)
 }
 
+fn parse_cap(s: &str) -> Result<Cap, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(Cap::None);
+    }
+    parse_size(s).map(Cap::Bytes)
+}
+
+/// Where the cap in force came from.
+fn cap_source(config: &StoreConfig, dir: &Path) -> &'static str {
+    if config.max_bytes.is_some() {
+        "KCACHE_MAX_BYTES"
+    } else if settings::read(dir).max_bytes.is_some() {
+        "set-cap"
+    } else {
+        "default"
+    }
+}
+
 pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
-    let store = args.store.open_strict()?.ok_or_else(|| {
+    let config = args.store.config(None)?;
+    let resolved = config.resolve()?;
+    if args.json
+        && matches!(&args.command, CacheCommand::Export { file, .. } if file.as_os_str() == "-")
+    {
+        super::usage_error(
+            "cache",
+            "--json writes its report to standard output: export the bytes to a FILE, not `-`",
+        );
+    }
+    if let CacheCommand::SetCap { cap } = args.command {
+        return set_cap(&resolved, cap, args.json);
+    }
+    let store = resolved.open()?.ok_or_else(|| {
         Failure("no persistent store is configured (KCACHE_STORE=none or --store none)".into())
     })?;
-    match args.command {
-        CacheCommand::Stats { json } => {
-            let s = store.stats()?;
-            if json {
-                let mut v = serde_json::to_value(s).map_err(|e| Failure(e.to_string()))?;
-                v["store"] = store.describe().into();
-                write_stdout(format!("{v}\n").as_bytes())?;
-            } else {
-                let text = format!(
-                    "store      {}\nentries    {}\nbytes      {}\nhits       {}\nmisses     {}\nevictions  {}\nerrors     {}\ncorrupt    {}\n",
-                    store.describe(),
-                    s.entries,
-                    s.bytes,
-                    s.hits,
-                    s.misses,
-                    s.evictions,
-                    s.errors,
-                    s.corrupt
-                );
-                write_stdout(text.as_bytes())?;
-            }
-        }
-        CacheCommand::Ls { json } => {
-            let mut entries = store.list()?;
-            entries.sort_by_key(|e| std::cmp::Reverse(e.last_access));
-            let mut out = String::new();
-            if json {
-                let list: Vec<serde_json::Value> = entries
-                    .iter()
-                    .map(|e| {
-                        serde_json::json!({
-                            "name": stored::entry_name(&e.key),
-                            "size": e.size,
-                            "last_access": unix_seconds(e.last_access),
-                        })
-                    })
-                    .collect();
-                out = format!("{}\n", serde_json::Value::Array(list));
-            } else {
-                for e in &entries {
-                    out.push_str(&format!(
-                        "{}  {:>10}  {}\n",
-                        stored::entry_name(&e.key),
-                        e.size,
-                        utc(e.last_access)
-                    ));
-                }
-            }
-            write_stdout(out.as_bytes())?;
-        }
-        CacheCommand::Verify { json } => {
+    let json = args.json;
+    let out = match args.command {
+        CacheCommand::Stats => stats(&*store, &config, &resolved, json)?,
+        CacheCommand::Ls => ls(&*store, json)?,
+        CacheCommand::Verify => {
             let report = store.verify()?;
-            if json {
+            let out = if json {
                 let v = serde_json::json!({
                     "checked": report.checked,
                     "corrupt": report.corrupt.iter().map(|c| serde_json::json!({
@@ -168,11 +164,11 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
                         "reason": c.reason,
                     })).collect::<Vec<_>>(),
                 });
-                write_stdout(format!("{v}\n").as_bytes())?;
+                format!("{v}\n")
             } else {
                 let mut out = format!(
-                    "checked {} entries, {} corrupt (removed)\n",
-                    report.checked,
+                    "checked {}, {} corrupt (removed)\n",
+                    plural(report.checked, "entry", "entries"),
                     report.corrupt.len()
                 );
                 for c in &report.corrupt {
@@ -184,39 +180,195 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
                         c.reason
                     ));
                 }
-                write_stdout(out.as_bytes())?;
-            }
-            if !report.corrupt.is_empty() {
-                return Ok(ExitCode::FAILURE);
-            }
+                out
+            };
+            write_stdout(out.as_bytes())?;
+            return Ok(if report.corrupt.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
         }
         CacheCommand::Prune { max_bytes } => {
             let r = store.prune(max_bytes)?;
-            write_stdout(
+            if json {
+                format!("{}\n", serde_json::json!(r))
+            } else {
                 format!(
-                    "removed {} entries, freed {} bytes, {} bytes left\n",
-                    r.removed, r.freed_bytes, r.remaining_bytes
+                    "removed {}, freed {}, {} left\n",
+                    plural(r.removed, "entry", "entries"),
+                    format_byte_size(r.freed_bytes),
+                    format_byte_size(r.remaining_bytes)
                 )
-                .as_bytes(),
-            )?;
+            }
         }
         CacheCommand::Clear => {
-            let n = store.len()?;
+            let n = store.len()? as u64;
             store.clear()?;
-            write_stdout(format!("removed {n} entries\n").as_bytes())?;
+            if json {
+                format!("{}\n", serde_json::json!({ "removed": n }))
+            } else {
+                format!("removed {}\n", plural(n, "entry", "entries"))
+            }
         }
+        CacheCommand::Zero => {
+            let now = store.stats()?;
+            let mut s = settings::read(&resolved.dir);
+            let at = unix_seconds(SystemTime::now());
+            s.zeroed
+                .insert(resolved.kind.to_string(), Zeroed { at, stats: now });
+            settings::write(&resolved.dir, &s)?;
+            let when = utc(UNIX_EPOCH + std::time::Duration::from_secs(at));
+            if json {
+                format!("{}\n", serde_json::json!({ "zeroed_at": when }))
+            } else {
+                format!("statistics zeroed at {when}\n")
+            }
+        }
+        CacheCommand::SetCap { .. } => unreachable!("handled before opening the store"),
         CacheCommand::Export { name, file } => {
             let bytes = stored::export(&*store, &name)?
                 .ok_or_else(|| Failure(format!("no entry {name} in {}", store.describe())))?;
             if file.as_os_str() == "-" {
                 write_stdout(&bytes)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            std::fs::write(&file, &bytes)
+                .map_err(|e| Failure(format!("cannot write {}: {e}", file.display())))?;
+            if json {
+                let v = serde_json::json!({
+                    "name": name,
+                    "file": file.display().to_string(),
+                    "bytes": bytes.len(),
+                });
+                format!("{v}\n")
             } else {
-                std::fs::write(&file, &bytes)
-                    .map_err(|e| Failure(format!("cannot write {}: {e}", file.display())))?;
+                // Plain export to a file prints nothing, like cp.
+                String::new()
             }
         }
-    }
+    };
+    write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn set_cap(resolved: &ResolvedStoreConfig, cap: Cap, json: bool) -> Result<ExitCode, Failure> {
+    if resolved.kind == StoreKind::None {
+        return Err(Failure(
+            "no persistent store is configured (KCACHE_STORE=none or --store none)".into(),
+        ));
+    }
+    let mut s = settings::read(&resolved.dir);
+    s.max_bytes = match cap {
+        Cap::Bytes(n) => Some(n),
+        Cap::None => None,
+    };
+    settings::write(&resolved.dir, &s)?;
+    let out = if json {
+        format!("{}\n", serde_json::json!({ "max_bytes": s.max_bytes }))
+    } else {
+        match s.max_bytes {
+            Some(n) => format!(
+                "cap kept in {}: {}\n",
+                resolved.dir.display(),
+                format_byte_size(n)
+            ),
+            None => format!(
+                "no cap kept in {}: the default, {}, applies\n",
+                resolved.dir.display(),
+                format_byte_size(kcache::store::DEFAULT_MAX_BYTES)
+            ),
+        }
+    };
+    if std::env::var_os(kcache::store::config::ENV_MAX_BYTES).is_some_and(|v| !v.is_empty()) {
+        tracing::warn!(
+            "KCACHE_MAX_BYTES is set and takes precedence over the cap kept in the store"
+        );
+    }
+    write_stdout(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stats(
+    store: &dyn Store,
+    config: &StoreConfig,
+    resolved: &ResolvedStoreConfig,
+    json: bool,
+) -> Result<String, Failure> {
+    let zeroed = settings::read(&resolved.dir)
+        .zeroed
+        .remove(&resolved.kind.to_string());
+    let raw = store.stats()?;
+    let s = zeroed.map_or(raw, |z| z.since(raw));
+    let lookups = s.hits + s.misses;
+    let hit_rate = (lookups > 0).then(|| s.hits as f64 / lookups as f64);
+    let zeroed_at = zeroed.map(|z| utc(UNIX_EPOCH + std::time::Duration::from_secs(z.at)));
+    let source = cap_source(config, &resolved.dir);
+    // The store made the directory absolute and real when it opened it.
+    let dir = std::fs::canonicalize(&resolved.dir).unwrap_or_else(|_| resolved.dir.clone());
+    if json {
+        let mut v = serde_json::to_value(s).map_err(|e| Failure(e.to_string()))?;
+        v["store"] = serde_json::json!({
+            "kind": resolved.kind.to_string(),
+            "dir": dir.display().to_string(),
+            "max_bytes": resolved.max_bytes,
+            "max_bytes_from": source,
+            "description": store.describe(),
+        });
+        v["hit_rate"] = hit_rate.into();
+        v["zeroed_at"] = zeroed_at.into();
+        return Ok(format!("{v}\n"));
+    }
+    let rate = hit_rate.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
+    Ok(format!(
+        "store      {} store at {}\ncap        {} (from {source})\nentries    {}\nbytes      {}\nhits       {}\nmisses     {}\nhit rate   {rate}\nevictions  {}\nerrors     {}\ncorrupt    {}\nzeroed     {}\n",
+        resolved.kind,
+        dir.display(),
+        format_byte_size(resolved.max_bytes),
+        s.entries,
+        format_byte_size(s.bytes),
+        s.hits,
+        s.misses,
+        s.evictions,
+        s.errors,
+        s.corrupt,
+        zeroed_at.as_deref().unwrap_or("never"),
+    ))
+}
+
+fn ls(store: &dyn Store, json: bool) -> Result<String, Failure> {
+    let mut entries = store.list()?;
+    entries.sort_by_key(|e| std::cmp::Reverse(e.last_access));
+    if json {
+        let list: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "name": stored::entry_name(&e.key),
+                    "size": e.size,
+                    "stored_bytes": e.stored_bytes,
+                    "last_access": utc(e.last_access),
+                    "last_access_unix": unix_seconds(e.last_access),
+                })
+            })
+            .collect();
+        return Ok(format!("{}\n", serde_json::Value::Array(list)));
+    }
+    Ok(entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{}  {:>10}  {}\n",
+                stored::entry_name(&e.key),
+                e.stored_bytes,
+                utc(e.last_access)
+            )
+        })
+        .collect())
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn unix_seconds(t: SystemTime) -> u64 {

@@ -94,15 +94,19 @@ pub fn canon(args: CanonArgs) -> Result<ExitCode, Failure> {
 
 #[derive(Args, Debug)]
 pub struct KeyArgs {
-    /// A stable device identifier.
-    #[arg(long)]
-    device: String,
+    /// A stable device identifier (any text: the key's device part; not a
+    /// device index like `tune --device`).
+    #[arg(long, value_name = "ID")]
+    device_id: String,
     /// The kernel (entry point) name.
     #[arg(long)]
     name: String,
     /// A compile option (repeatable); order never matters.
     #[arg(long = "option", value_name = "K=V", value_parser = parse_option, action = ArgAction::Append)]
     options: Vec<(String, String)>,
+    /// Print one JSON object: key, device_id, name.
+    #[arg(long)]
+    json: bool,
     /// The source; standard input when absent or `-`.
     file: Option<PathBuf>,
 }
@@ -115,13 +119,26 @@ fn parse_option(s: &str) -> Result<(String, String), String> {
 
 pub fn key(args: KeyArgs) -> Result<ExitCode, Failure> {
     let source = Source::new(read_input(&args.file)?);
-    let key = make_key(&args.device, &args.name, &source, &args.options);
-    write_stdout(format!("{key}\n").as_bytes())?;
+    let key = make_key(&args.device_id, &args.name, &source, &args.options);
+    let out = if args.json {
+        serde_json::json!({
+            "key": key.to_string(),
+            "device_id": args.device_id,
+            "name": args.name,
+        })
+        .to_string()
+    } else {
+        key.to_string()
+    };
+    write_stdout(format!("{out}\n").as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args, Debug)]
 pub struct DigestArgs {
+    /// Print one JSON object: digest, parts (how many).
+    #[arg(long)]
+    json: bool,
     /// The parts, each length-prefixed before digesting.
     parts: Vec<OsString>,
 }
@@ -129,6 +146,11 @@ pub struct DigestArgs {
 pub fn digest(args: DigestArgs) -> Result<ExitCode, Failure> {
     use std::os::unix::ffi::OsStrExt;
     let hex = digest_parts(args.parts.iter().map(|p| p.as_bytes()));
-    write_stdout(format!("{hex}\n").as_bytes())?;
+    let out = if args.json {
+        serde_json::json!({ "digest": hex.to_string(), "parts": args.parts.len() }).to_string()
+    } else {
+        hex.to_string()
+    };
+    write_stdout(format!("{out}\n").as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

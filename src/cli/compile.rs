@@ -1,6 +1,6 @@
 //! `kcache compile`: resolve one batch of kernel files through the cache.
 
-use super::backend::{dispatch, BackendFlags, Job};
+use super::backend::{dispatch, BackendFlags, Choice, Job};
 use super::cache::StoreFlags;
 use super::canon::RenameFlags;
 use super::{write_stdout, Failure};
@@ -16,12 +16,6 @@ use std::sync::Arc;
 
 #[derive(Args, Debug)]
 pub struct CompileArgs {
-    #[command(flatten)]
-    backend: BackendFlags,
-    #[command(flatten)]
-    store: StoreFlags,
-    #[command(flatten)]
-    rename: RenameFlags,
     /// A compiler option for every file (repeatable), e.g. --option=-O3.
     #[arg(long = "option", value_name = "FLAG", action = ArgAction::Append, allow_hyphen_values = true)]
     options: Vec<String>,
@@ -37,6 +31,17 @@ pub struct CompileArgs {
     /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
     #[arg(value_name = "FILE", required_unless_present = "manifest")]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    rename: RenameFlags,
+    #[command(flatten)]
+    backend: BackendFlags,
+    /// cc: where quoted includes resolve and the compiler runs [default: the
+    /// manifest's directory, or the one directory every FILE is in, else the
+    /// current one].
+    #[arg(long, value_name = "DIR", help_heading = "Backend")]
+    source_dir: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreFlags,
 }
 
 /// One entry of a manifest.
@@ -124,12 +129,27 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
     let mut flags = args.backend.clone();
-    if flags.source_dir.is_none() {
-        flags.source_dir = common_dir(&args);
-    }
+    flags.source_dir = args.source_dir.clone().or_else(|| common_dir(&args));
     // Inputs first: a bad file is reported whatever the backend.
     let inputs = inputs(&args)?;
+    if flags.backend == Choice::Cuda {
+        let options = inputs.iter().flat_map(|i| &i.kernel.options);
+        if let Some(o) = options.into_iter().find(|o| sets_cuda_arch(o)) {
+            super::usage_error(
+                "compile",
+                format!("`--option={o}`: the CUDA architecture is not an option; pass --arch (e.g. --arch sm_80)"),
+            );
+        }
+    }
     dispatch(&flags, CompileJob(args, inputs))
+}
+
+/// Whether a CUDA option sets the architecture (tinygrad passes
+/// `--gpu-architecture=sm_80`), which the backend sets from `--arch`.
+fn sets_cuda_arch(option: &str) -> bool {
+    ["-arch", "--gpu-architecture"]
+        .iter()
+        .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
 }
 
 /// The directory quoted includes resolve against by default: the manifest's,
@@ -155,8 +175,13 @@ impl Job for CompileJob {
         let store = args.store.open(None)?;
         let resolver = args.backend.resolver(backend).with_store(store);
         let batch: Vec<Kernel> = inputs.iter().map(|i| i.kernel.clone()).collect();
+        let spinner = super::progress::Spinner::after_a_second(
+            format!("resolving {}", plural(batch.len() as u64, "kernel")),
+            !args.json,
+        );
         let (resolved, census) = with_census(|| resolver.resolve(&batch));
-        let resolved = resolved.map_err(|e| Failure(super::error_chain(&e)))?;
+        drop(spinner);
+        let resolved = resolved.map_err(|e| super::resolve_failure(&e))?;
         let out = if args.json {
             let kernels: Vec<serde_json::Value> = inputs
                 .iter()

@@ -12,6 +12,7 @@ mod cache;
 mod canon;
 mod compile;
 mod input;
+mod progress;
 mod tune;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
@@ -37,7 +38,7 @@ enum Command {
     Key(canon::KeyArgs),
     /// Print the hex digest of length-prefixed parts.
     Digest(canon::DigestArgs),
-    /// Look after the persistent program store: stats, ls, verify, prune, clear, export.
+    /// Look after the persistent program store: stats, ls, verify, prune, clear, zero, set-cap, export.
     Cache(cache::CacheArgs),
 }
 
@@ -65,6 +66,43 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     msg
+}
+
+/// A resolve failure for people: a compile failure names its kernels and
+/// the backend, then gives the compiler's log on the lines below.
+pub fn resolve_failure(e: &kcache::resolve::ResolveError) -> Failure {
+    use kcache::backend::BackendError;
+    use kcache::resolve::ResolveError;
+    let ResolveError::Compile {
+        kernels, source, ..
+    } = e
+    else {
+        return Failure(error_chain(e));
+    };
+    let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+    let names = names.join(", ");
+    if let BackendError::Compile { backend, log, .. } = source {
+        let log = log.trim_end();
+        let sep = if log.is_empty() { "" } else { ":\n" };
+        return Failure(format!("compile of {names} failed ({backend}){sep}{log}"));
+    }
+    Failure(format!(
+        "compile of {names} failed: {}",
+        error_chain(source)
+    ))
+}
+
+/// Exits 2 with clap's usage error `message` for `kcache SUBCOMMAND`.
+pub fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> ! {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let mut cmd = cli
+        .find_subcommand(subcommand)
+        .cloned()
+        .unwrap_or_else(Cli::command);
+    cmd.error(clap::error::ErrorKind::ArgumentConflict, message)
+        .exit()
 }
 
 /// Runs the command line and returns the process's exit code.
@@ -100,14 +138,23 @@ fn restore_sigpipe() {
     }
 }
 
-/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings).
+/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings); in colour
+/// only on a terminal, and never when `NO_COLOR` is set.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour())
         .try_init();
+}
+
+/// Whether stderr may carry colour escapes: a terminal, and `NO_COLOR`
+/// unset or empty (<https://no-color.org>).
+pub fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Reads FILE, or standard input when it is absent or `-` (see

@@ -7,7 +7,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use kcache::backend::Backend;
 use kcache::tune::render::{search_space, Problem};
-use kcache::tune::{compile_time_per_kernel, tune, Report, TuneOptions};
+use kcache::tune::{compile_time_per_kernel, tune, Report, TuneError, TuneOptions};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,10 +15,6 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct TuneArgs {
-    #[command(flatten)]
-    backend: BackendFlags,
-    #[command(flatten)]
-    store: StoreFlags,
     /// How many candidates to try (the search space has 36; more repeat it).
     #[arg(long, value_name = "N", default_value_t = search_space().len(), value_parser = parse_candidates)]
     candidates: usize,
@@ -38,6 +34,14 @@ pub struct TuneArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    backend: BackendFlags,
+    /// cc: where quoted includes resolve and the compiler runs [default: the
+    /// current directory].
+    #[arg(long, value_name = "DIR", help_heading = "Backend")]
+    source_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    store: StoreFlags,
 }
 
 /// The most elements the three matrices of `--size` may hold together
@@ -81,7 +85,8 @@ fn parse_problem(s: &str) -> Result<Problem, String> {
 }
 
 pub fn tune_command(args: TuneArgs) -> Result<ExitCode, Failure> {
-    let flags = args.backend.clone();
+    let mut flags = args.backend.clone();
+    flags.source_dir = args.source_dir.clone();
     dispatch(&flags, TuneJob(args))
 }
 
@@ -110,8 +115,12 @@ impl Job for TuneJob {
         let mut reports = Vec::new();
         for round in 0..args.rounds.max(1) {
             let bar = progress_bar(options.candidates, args.json, round, args.rounds);
-            let report = tune(&resolver, &options, |done| bar.set_position(done as u64))
-                .map_err(|e| Failure(e.to_string()))?;
+            let report = tune(&resolver, &options, |done| bar.set_position(done as u64)).map_err(
+                |e| match e {
+                    TuneError::Resolve(e) => super::resolve_failure(&e),
+                    e => Failure(super::error_chain(&e)),
+                },
+            )?;
             bar.finish_and_clear();
             reports.push(report);
         }
@@ -143,12 +152,17 @@ fn progress_bar(len: usize, json: bool, round: usize, rounds: usize) -> Progress
     };
     bar.set_style(
         ProgressStyle::with_template(&format!(
-            "{label}{{bar:40}} {{pos}}/{{len}} candidates {{elapsed}}"
+            "{label}{{bar:40}} {{pos}}/{{len}} {} {{elapsed}}",
+            if len == 1 { "candidate" } else { "candidates" }
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn ms(d: Duration) -> String {
@@ -164,8 +178,8 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
             s.push_str(&format!("round {}\n", i + 1));
         }
         s.push_str(&format!(
-            "search      {} candidates on {} ({identity}), problem {}x{}x{}\n",
-            r.trials.len(),
+            "search      {} on {} ({identity}), problem {}x{}x{}\n",
+            plural(r.trials.len() as u64, "candidate"),
             r.backend,
             p.m,
             p.k,
@@ -196,15 +210,18 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
         ));
         match compile_time_per_kernel(reports) {
             Some(per) => s.push_str(&format!(
-                "compile     spent {:.2} s  saved ~{:.2} s ({} kernels not compiled, at {:.0} ms each)\n",
+                "compile     spent {:.2} s  saved ~{:.2} s ({} not compiled, at {:.0} ms each)\n",
                 c.compile_time.as_secs_f64(),
                 r.compile_time_saved(per).as_secs_f64(),
-                c.kernels_reused + c.kernels_stored,
+                plural(c.kernels_reused + c.kernels_stored, "kernel"),
                 per.as_secs_f64() * 1e3
             )),
             None => s.push_str(&format!(
-                "compile     spent 0 s: none of the {} kernels compiled\n",
-                c.kernels_requested
+                "compile     spent 0 s: {} compiled\n",
+                match c.kernels_requested {
+                    1 => "the kernel was not".to_string(),
+                    n => format!("none of the {n} kernels"),
+                }
             )),
         }
         s.push_str(&format!("wall        {:.2} s\n", r.wall.as_secs_f64()));

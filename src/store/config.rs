@@ -4,7 +4,12 @@
 //! | --- | --- | --- |
 //! | `KCACHE_STORE` | `file`, `sqlite` or `none` | `file` |
 //! | `KCACHE_DIR` | the cache directory | `$XDG_CACHE_HOME/kcache`, else `~/.cache/kcache` |
-//! | `KCACHE_MAX_BYTES` | the byte cap: a number with an optional unit | `2GiB` |
+//! | `KCACHE_MAX_BYTES` | the byte cap: a number with an optional unit | the cap kept in the store, else `2GiB` |
+//!
+//! The byte cap is taken from, in order: the caller's
+//! [`StoreConfig::max_bytes`], then `KCACHE_MAX_BYTES`, then the cap kept in
+//! the cache directory (`kcache cache set-cap`, see [`super::settings`]), then
+//! 2 GiB.
 //!
 //! Units: `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024;
 //! `KB`, `MB`, `GB`, `TB` powers of 1000; case is ignored. An empty variable
@@ -157,10 +162,20 @@ impl StoreConfig {
             Some(d) => d.clone(),
             None => default_dir(lookup)?,
         };
+        let kind = self.kind.unwrap_or_default();
+        // The persistent cap is read only when nothing above it gives one,
+        // and never for `none` (which has no directory to read).
+        let max_bytes = match self.max_bytes {
+            Some(n) => n,
+            None if kind == StoreKind::None => DEFAULT_MAX_BYTES,
+            None => super::settings::read(&dir)
+                .max_bytes
+                .unwrap_or(DEFAULT_MAX_BYTES),
+        };
         Ok(ResolvedStoreConfig {
-            kind: self.kind.unwrap_or_default(),
+            kind,
             dir,
-            max_bytes: self.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+            max_bytes,
         })
     }
 

@@ -104,6 +104,7 @@ pub mod config;
 pub mod file;
 pub mod fsio;
 pub mod memory;
+pub mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod tiered;

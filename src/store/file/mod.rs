@@ -515,9 +515,9 @@ impl Store for FileStore {
 
     fn describe(&self) -> String {
         format!(
-            "file store at {} (cap {} bytes)",
+            "file store at {} (cap {})",
             self.root.display(),
-            self.opts.max_bytes
+            crate::bytes::format_byte_size(self.opts.max_bytes)
         )
     }
 

@@ -681,9 +681,9 @@ impl Store for SqliteStore {
 
     fn describe(&self) -> String {
         format!(
-            "SQLite store at {} (cap {} bytes)",
+            "SQLite store at {} (cap {})",
             self.path.display(),
-            self.opts.max_bytes
+            crate::bytes::format_byte_size(self.opts.max_bytes)
         )
     }
 
