@@ -20,15 +20,43 @@
 //!   fixed by the raw text and the full name (`__func__` names the segment
 //!   index too), and such a kernel is never grouped (see [`super::isolation`]).
 //!
+//!
+//! With a kernel name given ([`Scanner::with_kernel_name`]), a kernel is also
+//! raw-keyed when the compile may see its full name where the renamer cannot
+//! replace it by its kernel token (which drops a segment index):
+//!
+//! * the name stands in a directive (`#ifdef f__seg0`, `#if defined(...)`,
+//!   a macro body), which the renamer copies as written; the Vulkan backend
+//!   also defines the name itself (`#define <symbol> main`), which such a
+//!   directive can test;
+//! * the name stands in the arguments of a macro call in code (a macro the
+//!   kernel defines, or one of [`Scanner::with_macros`]: a macro from a
+//!   header or an option list may stringify or paste it);
+//! * a directive stringifies (a `#` or `%:` operator in its body): a macro
+//!   can reach the name through other macros' arguments;
+//! * a `#define` body leaves a parenthesis open: the macro opens a call the
+//!   code closes, whose arguments no lexical scan delimits.
+//!
 //! A kernel is *uncacheable* (compiled every time, never published or
 //! stored) when it uses `__TIME__`, `__DATE__` or `__TIMESTAMP__`, in code
 //! or a directive, or when one of its directives pastes tokens (`##`,
 //! `%:%:`): a paste can spell any of those names, and no lexical scan can
-//! see what it spells.
+//! see what it spells. It is uncacheable too when it spells `asm`,
+//! `__asm__` or `__asm` (in code or a directive) and its string literals,
+//! unescaped and joined in order, hold `.incbin` or `.include` (whitespace
+//! and case ignored), or one of its directives holds a string literal (a
+//! macro may hand the asm its text): the assembler reads a file that the key
+//! never digests and `-MD` never reports.
+
+mod strings;
 
 use super::lexer::{for_each_token_spliced, spelling, TokenKind};
 use super::MacroNames;
+use rustc_hash::FxHashSet;
+use std::borrow::Cow;
 use std::ops::Range;
+
+use strings::{string_contents, unspliced};
 
 /// What a scan found (the first reason of each kind).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -137,6 +165,28 @@ pub fn scan(text: &[u8], position_macros: Option<&MacroNames>) -> Findings {
 pub struct Scanner<'m> {
     position_macros: Option<&'m MacroNames>,
     findings: Findings,
+    /// The kernel's own name, as the renamer would replace it.
+    kernel_name: Option<&'m [u8]>,
+    /// Macro names where the kernel is compiled (the backend's).
+    macros: Option<&'m MacroNames>,
+    /// Names the kernel's own directives define.
+    defined: FxHashSet<Box<[u8]>>,
+    /// The open parentheses in code (directives aside): whether each is, or
+    /// stands inside, the argument list of a macro.
+    parens: Vec<bool>,
+    /// The last identifier in code, when nothing the scan saw followed it.
+    last_ident: Option<Range<usize>>,
+    /// Whether a directive's body leaves a parenthesis open (a macro that
+    /// opens a call the code closes).
+    opens_call: bool,
+    /// Whether an asm keyword was spelled.
+    asm: bool,
+    /// Every string literal's contents, unescaped, in order.
+    strings: Vec<u8>,
+    /// Whether a directive holds a string literal.
+    directive_string: bool,
+    /// Whether a directive stringifies.
+    stringifies: bool,
 }
 
 impl<'m> Scanner<'m> {
@@ -145,12 +195,79 @@ impl<'m> Scanner<'m> {
         Scanner {
             position_macros,
             findings: Findings::default(),
+            kernel_name: None,
+            macros: None,
+            defined: FxHashSet::default(),
+            parens: Vec::new(),
+            last_ident: None,
+            opens_call: false,
+            asm: false,
+            strings: Vec::new(),
+            directive_string: false,
+            stringifies: false,
         }
+    }
+
+    /// A scan that also looks for where the kernel's own name `name` (as
+    /// [`super::CanonOptions::kernel_name`] gives it) may reach the compile
+    /// unreplaced (see the module docs).
+    pub fn with_kernel_name(mut self, name: Option<&'m [u8]>) -> Self {
+        self.kernel_name = name.filter(|n| !n.is_empty());
+        self
+    }
+
+    /// A scan that knows the names that are macros where the kernel is
+    /// compiled (see [`super::MacroNames`]), whose arguments it watches for
+    /// the kernel's name.
+    pub fn with_macros(mut self, macros: Option<&'m MacroNames>) -> Self {
+        self.macros = macros;
+        self
     }
 
     /// One token of `text`, in order.
     #[inline]
     pub fn token(&mut self, text: &[u8], kind: TokenKind, span: Range<usize>, spliced: bool) {
+        if matches!(
+            kind,
+            TokenKind::Whitespace | TokenKind::LineComment | TokenKind::BlockComment
+        ) {
+            return;
+        }
+        // A token the caller filtered out by `wants` leaves `last_ident`
+        // standing: a `(` then counts as a call of a name further back,
+        // which only makes more kernels raw-keyed.
+        let callee = self.last_ident.take();
+        if self.kernel_name.is_some() {
+            let first = text[span.start];
+            match kind {
+                TokenKind::Ident => {
+                    // Every name is a possible macro call's callee; only
+                    // some need more.
+                    self.last_ident = Some(span.clone());
+                    let more = first == b'_'
+                        || first == b'a'
+                        || first == b'\\'
+                        || self.position_macros.is_some()
+                        || self.kernel_name.is_some_and(|k| k[0] == first);
+                    if !more {
+                        return;
+                    }
+                }
+                TokenKind::Punct if text[span.clone()] == *b"(" => {
+                    let call = callee.is_some_and(|s| {
+                        let c = name_of(&text[s]);
+                        self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
+                    });
+                    let inside = self.parens.last() == Some(&true);
+                    return self.parens.push(call || inside);
+                }
+                TokenKind::Punct if text[span.clone()] == *b")" => {
+                    self.parens.pop();
+                    return;
+                }
+                _ => {}
+            }
+        }
         if self.wants(text, kind, &span) {
             self.token_in(text, kind, span, spliced, false)
         }
@@ -158,7 +275,9 @@ impl<'m> Scanner<'m> {
 
     /// Whether a token can hold anything the scan looks for: for most, one
     /// byte tells. Every built-in macro starts with `_` (a UCN spelling one
-    /// is a lexical error), every digraph reading with `<`.
+    /// is a lexical error), every digraph reading with `<`; `asm` and the
+    /// kernel's name are looked for, string literals and parentheses kept
+    /// track of.
     #[inline(always)]
     pub fn wants(&self, text: &[u8], kind: TokenKind, span: &Range<usize>) -> bool {
         let first = text[span.start];
@@ -166,13 +285,20 @@ impl<'m> Scanner<'m> {
             TokenKind::Whitespace
             | TokenKind::LineComment
             | TokenKind::BlockComment
-            | TokenKind::Str
             | TokenKind::Char
             | TokenKind::Dot
             | TokenKind::Arrow
             | TokenKind::ColonColon => false,
-            TokenKind::Ident => first == b'_' || self.position_macros.is_some(),
-            TokenKind::Punct => first == b'<',
+            TokenKind::Ident => {
+                first == b'_'
+                    || first == b'a'
+                    || first == b'\\'
+                    || self.position_macros.is_some()
+                    || self.kernel_name.is_some()
+            }
+            TokenKind::Punct => {
+                first == b'<' || self.kernel_name.is_some() && (first == b'(' || first == b')')
+            }
             TokenKind::Number => text[span.clone()].contains(&b'\''),
             _ => true,
         }
@@ -196,6 +322,20 @@ impl<'m> Scanner<'m> {
                 } else {
                     bytes.into()
                 };
+                if matches!(&*name, b"asm" | b"__asm__" | b"__asm") {
+                    self.asm = true;
+                }
+                let in_macro_call = self.parens.last() == Some(&true);
+                if self.kernel_name == Some(&*name) && (in_directive || in_macro_call) {
+                    raw.get_or_insert_with(|| {
+                        let name = String::from_utf8_lossy(&name);
+                        if in_directive {
+                            format!("its own name `{name}` stands in a directive")
+                        } else {
+                            format!("its own name `{name}` is a macro's argument, which may stringify it")
+                        }
+                    });
+                }
                 if is_time_macro(&name) {
                     self.findings.uncacheable.get_or_insert_with(|| {
                         format!("uses `{}`", String::from_utf8_lossy(&name))
@@ -209,7 +349,9 @@ impl<'m> Scanner<'m> {
             }
             TokenKind::RawStr => {
                 raw.get_or_insert_with(|| "holds a raw string literal (C has none)".into());
+                self.string(bytes, spliced, in_directive);
             }
+            TokenKind::Str => self.string(bytes, spliced, in_directive),
             TokenKind::Number if bytes.contains(&b'\'') => {
                 raw.get_or_insert_with(|| "holds a digit separator (C before C23 has none)".into());
             }
@@ -226,6 +368,13 @@ impl<'m> Scanner<'m> {
                     "a directive pastes tokens, which can spell `__TIME__`".into()
                 });
             }
+            TokenKind::Punct if in_directive && is_stringify(bytes) => self.stringifies = true,
+            // A `#` the lexer took for a directive's start inside a
+            // directive is a stringifying operator too.
+            TokenKind::Preprocessor if in_directive => {
+                self.stringifies = true;
+                self.directive(text, span)
+            }
             TokenKind::Preprocessor => self.directive(text, span),
             k if k.is_error() => {
                 raw.get_or_insert_with(|| format!("holds a lexical error ({k:?})"));
@@ -236,11 +385,44 @@ impl<'m> Scanner<'m> {
 
     /// The inside of a directive, past its `#` (or the `%` of `%:`).
     fn directive(&mut self, text: &[u8], span: Range<usize>) {
+        self.last_ident = None;
         let inner = &text[span.start + 1..span.end];
         let base = span.start + 1;
+        // The words so far (`define`, then the name), and the body's
+        // parenthesis balance past the name and its parameter list.
+        let mut words = 0;
+        let mut define = false;
+        let mut balance: isize = 0;
+        let mut params = false;
         for_each_token_spliced(inner, |kind, s, spliced| {
-            self.token_in(text, kind, base + s.start..base + s.end, spliced, true)
+            let at = base + s.start..base + s.end;
+            let bytes = &text[at.clone()];
+            match kind {
+                TokenKind::Whitespace | TokenKind::LineComment | TokenKind::BlockComment => {}
+                TokenKind::Punct if words == 0 && bytes == b":" => {}
+                _ => {
+                    words += 1;
+                    if words == 1 {
+                        define = kind == TokenKind::Ident && *name_of(bytes) == *b"define";
+                    } else if words == 2 && define && kind == TokenKind::Ident {
+                        self.defined.insert(name_of(bytes).into());
+                        params = text.get(at.end) == Some(&b'(');
+                    } else if define && kind == TokenKind::Punct {
+                        match bytes {
+                            b"(" => balance += 1,
+                            b")" if params && balance == 1 => {
+                                params = false;
+                                balance = 0;
+                            }
+                            b")" => balance -= 1,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            self.token_in(text, kind, at, spliced, true)
         });
+        self.opens_call |= define && balance > 0;
     }
 
     /// Ends the scan: trigraphs are looked for over the whole text (they are
@@ -249,8 +431,59 @@ impl<'m> Scanner<'m> {
         if self.findings.raw.is_none() && has_trigraph(text) {
             self.findings.raw = Some("holds a trigraph sequence".into());
         }
+        if self.asm {
+            let reads = [&b".incbin"[..], b".include"]
+                .iter()
+                .any(|d| self.strings.windows(d.len()).any(|w| w == *d));
+            if reads {
+                self.findings.uncacheable.get_or_insert_with(|| {
+                    "its asm holds `.incbin` or `.include`: the assembler reads a file".into()
+                });
+            } else if self.directive_string {
+                self.findings.uncacheable.get_or_insert_with(|| {
+                    "it has asm, and a directive holds a string that may be asm text".into()
+                });
+            }
+        }
+        if self.kernel_name.is_some() {
+            if self.stringifies {
+                self.findings.raw.get_or_insert_with(|| {
+                    "a directive stringifies, which may spell its own name".into()
+                });
+            } else if self.opens_call {
+                self.findings.raw.get_or_insert_with(|| {
+                    "a macro opens a call its code closes, which may take its own name".into()
+                });
+            }
+        }
         self.findings
     }
+
+    /// A string literal's contents, for the asm check: unescaped, with
+    /// whitespace dropped and letters lowered (so `". INCBIN"` is found).
+    fn string(&mut self, bytes: &[u8], spliced: bool, in_directive: bool) {
+        self.directive_string |= in_directive;
+        let bytes = if spliced {
+            Cow::Owned(unspliced(bytes))
+        } else {
+            Cow::Borrowed(bytes)
+        };
+        let contents = string_contents(&bytes);
+        self.strings.extend(
+            contents
+                .into_iter()
+                .filter(|b| !b.is_ascii_whitespace())
+                .map(|b| b.to_ascii_lowercase()),
+        );
+    }
+}
+
+fn name_of(bytes: &[u8]) -> Cow<'_, [u8]> {
+    spelling(bytes)
+}
+
+fn is_stringify(p: &[u8]) -> bool {
+    p == b"#" || p == b"%:"
 }
 
 fn is_lt_colon(p: &[u8]) -> bool {
@@ -390,6 +623,79 @@ mod tests {
         assert!(uncacheable("#define S(a) #a\n").is_none());
     }
 
+    fn named(src: &str, name: &str) -> Findings {
+        named_with(src, name, &MacroNames::default())
+    }
+
+    fn named_with(src: &str, name: &str, macros: &MacroNames) -> Findings {
+        let mut scanner = Scanner::new(None)
+            .with_kernel_name(Some(name.as_bytes()))
+            .with_macros(Some(macros));
+        let text = src.as_bytes();
+        for_each_token_spliced(text, |kind, span, spliced| {
+            if scanner.wants(text, kind, &span) {
+                scanner.token(text, kind, span, spliced)
+            }
+        });
+        scanner.finish(text)
+    }
+
+    #[test]
+    fn asm_reading_a_file_is_uncacheable() {
+        for src in [
+            r#"__asm__(".incbin \"blob.bin\"");"#,
+            r#"asm(".include \"x.s\"");"#,
+            r#"void f(void) { __asm volatile(".inc" "bin \"b\"" ::: "memory"); }"#,
+            r#"__asm__("\x2eincbin \"b\"");"#,
+            r#"__asm__("\056include \"b\"");"#,
+            r#"__asm__(". INCBIN \"b\"");"#,
+            "__asm__(\".inc\\\nbin \\\"b\\\"\");",
+            "#define A __asm__\nA(\".incbin \\\"b\\\"\");",
+            "#define T \"nop\"\n__asm__(T);",
+        ] {
+            assert!(uncacheable(src).is_some(), "{src}");
+        }
+        assert!(uncacheable(r#"__asm__("nop"); char* s = "x";"#).is_none());
+        assert!(uncacheable(r#"char* s = ".incbin";"#).is_none(), "no asm");
+    }
+
+    #[test]
+    fn the_kernel_name_in_a_directive_or_parentheses_or_a_stringifying_kernel_is_raw() {
+        for src in [
+            "void f__seg0(void) { }\n#ifdef f__seg0\n#endif\n",
+            "#if defined(f__seg0)\n#endif\nvoid f__seg0(void) { }",
+            "#define S(a) #a\nvoid f__seg0(char* x) { x[0] = S(f__seg0)[6]; }",
+            "#define S(a) %:a\nvoid f__seg0(void) { }",
+            "#define N(a) a\nvoid f__seg0(int* x) { x[0] = g(N((f__seg0))); }",
+            "#define OPEN g(\nvoid f__seg0(int* x) { x[0] = OPEN 1); }",
+        ] {
+            assert!(named(src, "f__seg0").raw.is_some(), "{src}");
+            assert!(
+                scan(src.as_bytes(), None).raw.is_none(),
+                "{src}: no name given"
+            );
+        }
+        assert!(named("void f__seg0(float* x) { x[0] = (1.0f); }", "f__seg0").is_clean());
+        let called = "void f__seg0(char* x) { x[0] = NAME_OF(f__seg0)[6]; }";
+        assert!(named(called, "f__seg0").is_clean(), "not a macro");
+        let mut macros = MacroNames::default();
+        macros.insert(b"NAME_OF".as_slice().into());
+        assert!(
+            named_with(called, "f__seg0", &macros).raw.is_some(),
+            "a header's macro"
+        );
+        assert!(named(
+            "#define N(a) (a)\nvoid f__seg0(int* x) { x[0] = N(1); }",
+            "f__seg0"
+        )
+        .is_clean());
+        assert!(named(
+            "void f__seg0(void) { }\n#ifdef f__seg1\n#endif\n",
+            "f__seg0"
+        )
+        .is_clean());
+    }
+
     // Raw keying as the renamer applies it.
 
     use crate::canon::rename::RAW_MARKER;
@@ -451,6 +757,40 @@ mod tests {
         assert!(c.uncacheable.is_some() && c.raw.is_some());
         assert!(r.key_form(b"#define T __TIME__\n").uncacheable.is_some());
         assert!(r.key_form(b"i1;").uncacheable.is_none());
+    }
+
+    #[test]
+    fn a_kernel_whose_name_the_compile_can_see_keeps_its_index_in_the_key() {
+        let key = |name: &str, text: &str| {
+            let r = Renamer::new(&CanonOptions {
+                kernel_name: Some(name.into()),
+                ..CanonOptions::default()
+            });
+            let k = r.key_form(text.as_bytes());
+            (k.text, k.kernel_token.map(<[u8]>::to_vec))
+        };
+        let s = |i: usize| {
+            format!("#define S(a) #a\nvoid f__seg{i}(char* x) {{ x[0] = S(f__seg{i})[6]; }}")
+        };
+        let a = key("f__seg0", &s(0));
+        assert!(a.0.starts_with(RAW_MARKER));
+        assert_ne!(a, key("f__seg1", &s(1)), "the index stays in the key");
+        let ifdef = |i: usize| format!("void f__seg{i}(void) {{ }}\n#ifdef f__seg0\n#endif\n");
+        assert_ne!(key("f__seg0", &ifdef(0)), key("f__seg1", &ifdef(1)));
+        // Without such a use the index is dropped, as before.
+        let plain = |i: usize| format!("void f__seg{i}(float* x) {{ x[0] = 1.0f; }}");
+        assert_eq!(key("f__seg0", &plain(0)), key("f__seg1", &plain(1)));
+    }
+
+    #[test]
+    fn an_asm_include_makes_the_renamer_report_uncacheable() {
+        let r = Renamer::new(&CanonOptions::default());
+        let c = r.canonicalize(br#"__asm__(".incbin \"b.bin\""); int i1;"#);
+        assert!(c.uncacheable.is_some() && c.raw.is_some());
+        assert!(r
+            .key_form(br#"__asm__("nop"); int i1;"#)
+            .uncacheable
+            .is_none());
     }
 
     #[test]

@@ -41,7 +41,11 @@
 //! every identifier inside depth-0 braces that are no function body (struct
 //! and union members, enum constants, initializers); keywords excluded, names
 //! compared by [`super::lexer::spelling`]. Its *names* are every identifier it
-//! spells, in code or directives. Two groupable kernels are isolated when
+//! spells, in code or directives, and its own symbol
+//! ([`Isolation::with_symbol`]), which the resolver looks up in the group's
+//! program: a kernel that does not declare its symbol is compiled alone, and
+//! one that declares another's symbol is not isolated from it. Two
+//! groupable kernels are isolated when
 //! their directive prefixes are equal, and the names each may declare are
 //! disjoint from the other's names, both ways.
 //!
@@ -129,6 +133,24 @@ impl Isolation {
             declares: walk.declares,
             names: walk.names,
         }
+    }
+
+    /// Counts the kernel's own symbol (the entry point the resolver looks
+    /// up in the group's program) among its names, so a kernel declaring it
+    /// is not isolated from this one; a kernel that does not declare its
+    /// symbol is compiled alone (alone, its lookup fails; in a group,
+    /// another kernel could supply it).
+    pub fn with_symbol(mut self, symbol: &[u8]) -> Isolation {
+        if !self.declares.contains(symbol) {
+            self.alone.get_or_insert_with(|| {
+                format!(
+                    "it does not declare its own symbol `{}`",
+                    String::from_utf8_lossy(symbol)
+                )
+            });
+        }
+        self.names.insert(symbol.into());
+        self
     }
 
     /// Whether the kernel may share a unit with another isolated from it.
@@ -604,6 +626,23 @@ mod tests {
         ] {
             assert!(alone(src), "{src}");
         }
+    }
+
+    #[test]
+    fn a_kernel_declaring_anothers_symbol_is_not_isolated_from_it() {
+        let a = iso("void ka(float* x) { x[0] = 1; } void kb(float* x) { x[0] = 5; }")
+            .with_symbol(b"ka");
+        let b = iso("void kb_other(float* x) { x[0] = 2; }").with_symbol(b"kb");
+        assert!(a.groupable());
+        assert!(!b.groupable(), "it does not declare its own symbol");
+        let c = iso("void kc(float* x) { x[0] = 2; }").with_symbol(b"kc");
+        assert!(c.groupable() && a.isolated_from(&c));
+        // Declared but its symbol is also declared by the other kernel.
+        let d = iso("void kb(float* x) { x[0] = 2; }").with_symbol(b"kb");
+        assert!(!a.isolated_from(&d) && !d.isolated_from(&a));
+        let e = iso("void ke(float* x) { x[0] = 2; }").with_symbol(b"ke");
+        let f = iso("void kf(float* x) { x[0] = 2; } int ke;").with_symbol(b"kf");
+        assert!(!e.isolated_from(&f), "f declares e's symbol");
     }
 
     #[test]

@@ -352,7 +352,11 @@ impl Renamer {
     fn pass<'t>(&self, text: &'t [u8], record: bool) -> Result<Pass<'_, 't, 't>, Findings> {
         let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, Default::default());
         pass.record = record;
-        pass.scan = Some(Scanner::new(self.position_macros.as_deref()));
+        pass.scan = Some(
+            Scanner::new(self.position_macros.as_deref())
+                .with_kernel_name(self.kernel_name.as_deref())
+                .with_macros(self.macros.as_deref()),
+        );
         pass.run();
         let findings = pass.scan.take().map(|s| s.finish(text)).unwrap_or_default();
         if !findings.is_clean() {
@@ -518,13 +522,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut after_member = false;
         // The dialect scan sees every token but blanks, well-formed comments
         // and names no macro it looks for can be (see `Scanner::token`).
-        let reported = self.renamer.position_macros.is_some();
         for_each_token_spliced(text, |kind, span, spliced| match kind {
             TokenKind::Ident => {
-                if text[span.start] == b'_' || reported {
-                    if let Some(scan) = self.scan.as_mut() {
-                        scan.token(text, kind, span.clone(), spliced);
-                    }
+                if let Some(scan) = self.scan.as_mut() {
+                    scan.token(text, kind, span.clone(), spliced);
                 }
                 // `a.template f<T>()`: the member is the name after `template`.
                 let template = after_member && &text[span.clone()] == b"template";

@@ -20,7 +20,8 @@ pub(super) fn isolated_groups(
         .iter()
         .map(|&i| {
             let macros = Some(&*keyed[i].position_macros).filter(|m| !m.is_empty());
-            let mut iso = Isolation::of(batch[i].text.as_bytes(), macros);
+            let mut iso = Isolation::of(batch[i].text.as_bytes(), macros)
+                .with_symbol(batch[i].symbol.as_bytes());
             if keyed[i].uncacheable.is_some() {
                 iso.alone.get_or_insert_with(|| "uncacheable".into());
             }
