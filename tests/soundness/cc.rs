@@ -301,6 +301,19 @@ cases!(CcBackend {
     ))
     .file("kc_blob.bin", "A")
     .edit("kc_blob.bin", "B"),
+    /// The same `.incbin`, handed to the kernel's `asm` by a header macro:
+    /// the kernel itself spells no string.
+    asm_incbin_from_a_header_macro: Case::same(kc(
+        "kh",
+        "#include \"kc_asm.h\"\nKC_BLOB\nextern const unsigned char kc_blob[];",
+        "x[i0] += kc_blob[0];",
+    ))
+    .file(
+        "kc_asm.h",
+        "#define KC_BLOB __asm__(\".pushsection .rodata\\n.globl kc_blob\\nkc_blob:\\n.incbin \\\"@DIR@/kc_blob.bin\\\"\\n.popsection\");\n",
+    )
+    .file("kc_blob.bin", "A")
+    .edit("kc_blob.bin", "B"),
 
     // --------------------------------------------------- 3. options ---
     option_defines_loop_symbol_name: Case::new(

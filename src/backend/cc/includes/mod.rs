@@ -23,7 +23,9 @@
 //! serve a wrong binary, they only share less). Every `#define` and `#undef`
 //! of every file read is collected, with the identifiers of its body, for the
 //! macro names a key must never rename; a file that spells `__TIME__`,
-//! `__DATE__` or `__TIMESTAMP__` makes the result uncacheable.
+//! `__DATE__` or `__TIMESTAMP__`, or the assembler directives `.incbin` or
+//! `.include` (a macro may hand them to an `asm`), makes the result
+//! uncacheable.
 //!
 //! # What is refused, and what is uncacheable
 //!
@@ -301,6 +303,19 @@ pub(crate) fn time_macro(text: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// The assembler directive that reads a file (`.incbin`, `.include`) that
+/// `text` spells anywhere, in any case: a header macro may hand it to a
+/// kernel's `asm` (the kernel's own text is checked by `canon::dialect`).
+/// Any spelling counts, comments included: too many never serve a wrong
+/// binary, they only cache less.
+pub(crate) fn assembler_file_read(text: &[u8]) -> Option<&'static str> {
+    const READS: [&str; 2] = [".incbin", ".include"];
+    let lower = text.to_ascii_lowercase();
+    READS
+        .into_iter()
+        .find(|d| lower.windows(d.len()).any(|w| w == d.as_bytes()))
+}
+
 /// A reference as a directive spells it, for messages.
 fn spell(r: &Reference) -> String {
     let n = String::from_utf8_lossy(&r.name);
@@ -573,6 +588,11 @@ impl Scanner<'_> {
             if let Some(m) = time_macro(&info.contents) {
                 self.uncacheable = Some(format!(
                     "{} uses {m}, which changes with every compile",
+                    found.path.display()
+                ));
+            } else if let Some(d) = assembler_file_read(&info.contents) {
+                self.uncacheable = Some(format!(
+                    "{} spells the assembler directive {d}, which reads a file neither the key nor -MD sees",
                     found.path.display()
                 ));
             }
