@@ -111,6 +111,7 @@ pub mod tiered;
 #[cfg(test)]
 mod decode_fuzz;
 mod entry;
+pub mod lease;
 mod nofollow;
 mod root;
 mod state;
@@ -128,6 +129,7 @@ pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
 pub use entry::MAX_ENTRY_BYTES;
 pub use file::{FileStore, FileStoreOptions};
 pub use fsio::{FsIo, RealFs};
+pub use lease::{Lease, LeaseGrant, NoLease};
 pub use memory::MemoryStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqlitePoint, SqliteStore};
@@ -231,6 +233,16 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// other processes can see it. Stores also flush when dropped.
     fn flush(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// Takes `key`'s lease before compiling what it names, so processes
+    /// sharing the store compile each key once (see [`lease`]): waits up to
+    /// `wait` while another holder has it. The default grants every lease at
+    /// once (no single-flight). An error means the store cannot coordinate:
+    /// the caller compiles anyway.
+    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        let _ = (key, wait);
+        Ok(LeaseGrant::Free(Box::new(NoLease)))
     }
 }
 

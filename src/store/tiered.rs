@@ -1,8 +1,11 @@
 //! Stores composed fastest first: memory → file → (later) a remote tier.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::{Counters, EntryInfo, PruneReport, Store, StoreError, StoreStats, VerifyReport};
+use super::{
+    Counters, EntryInfo, LeaseGrant, PruneReport, Store, StoreError, StoreStats, VerifyReport,
+};
 
 /// Tiers read through and written through, fastest first.
 ///
@@ -163,5 +166,10 @@ impl Store for Tiered {
 
     fn flush(&self) -> Result<(), StoreError> {
         self.all("flush", |t| t.flush()).map(drop)
+    }
+
+    /// The last tier's: the one every process shares.
+    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        self.last()?.lease(key, wait)
     }
 }
