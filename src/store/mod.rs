@@ -28,6 +28,9 @@
 //!     entries/<aa>/<62 hex>    one entry per file, 0600
 //!     tmp/                     temp files being written, and evicted entries
 //!                              between their rename out and their unlink
+//!     leases/<64 hex>          a compile lease's lock file (flock), 0600, one
+//!                              per key being compiled; removed on release
+//!                              (the SQLite store keeps the same directory)
 //! ```
 //!
 //! An entry's name is the blake3 digest (in hex) of its key, split after two
@@ -99,6 +102,14 @@
 //!   entries down to a low-water mark (90 % of the cap by default). An entry
 //!   that another process deleted first still counts as gone, so a lost race
 //!   never makes an eviction pass delete more than it must.
+//!
+//! # Single-flight (file and SQLite stores)
+//!
+//! [`Store::lease`] takes a key's compile lease: `flock` on the key's lock
+//! file, waited for with a backoff up to the caller's bound. The kernel drops
+//! it when the holder dies, so a crashed compile never leaves one behind; a
+//! store that cannot lease is an error, and the resolver compiles anyway (see
+//! [`lease`]).
 
 pub mod config;
 pub mod file;

@@ -4,7 +4,9 @@
 //! files the same mode), with a table `entries(key, value, size, checksum,
 //! last_access)` and a table `meta(name, value)` holding the byte total (kept
 //! exact by triggers) and the counters of every process. `PRAGMA user_version`
-//! is the schema version.
+//! is the schema version. Compile leases are lock files in `<root>/v1/leases/`,
+//! as for the file store (a lock held with `flock` dies with its holder, which
+//! a row could not promise).
 //!
 //! Each `value` is framed with its key and `checksum` (blake3) covers the
 //! frame:
