@@ -173,3 +173,36 @@ impl Store for Tiered {
         self.last()?.lease(key, wait)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{FileStore, MemoryStore};
+
+    #[test]
+    fn leases_come_from_the_shared_last_tier_and_memory_grants_every_one() {
+        let memory = MemoryStore::new(1 << 20);
+        let a = memory.lease(b"k", Duration::ZERO).unwrap();
+        assert!(matches!(a, LeaseGrant::Free(_)));
+        assert!(matches!(
+            memory.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::Free(_)
+        ));
+        let tmp = tempfile::tempdir().unwrap();
+        let tiered = Tiered::new(vec![
+            Arc::new(MemoryStore::new(1 << 20)),
+            Arc::new(FileStore::open(tmp.path().join("store")).unwrap()),
+        ]);
+        let held = tiered.lease(b"k", Duration::ZERO).unwrap();
+        assert!(matches!(held, LeaseGrant::Free(_)));
+        assert!(matches!(
+            tiered.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::TimedOut
+        ));
+        drop(held);
+        assert!(matches!(
+            tiered.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::Free(_)
+        ));
+    }
+}
