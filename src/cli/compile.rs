@@ -25,7 +25,8 @@ pub struct CompileArgs {
     manifest: Option<PathBuf>,
     /// Print one JSON object: kernels (file, symbol, outcome: compiled, reused,
     /// stored or uncacheable), kernels_compiled, programs_compiled,
-    /// kernels_reused, kernels_stored, kernels_uncacheable.
+    /// kernels_reused, kernels_stored, kernels_uncacheable, kernels_waited
+    /// (kernels another process sharing the store compiled while this one waited).
     #[arg(long)]
     json: bool,
     /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
@@ -201,6 +202,7 @@ impl Job for CompileJob {
                 "kernels_reused": census.kernels_reused,
                 "kernels_stored": census.kernels_stored,
                 "kernels_uncacheable": census.kernels_uncacheable,
+                "kernels_waited": census.kernels_waited,
             });
             format!("{v}\n")
         } else {

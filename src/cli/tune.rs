@@ -246,6 +246,7 @@ fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Valu
         "kernels_reused": sum(|r| r.census.kernels_reused),
         "kernels_stored": sum(|r| r.census.kernels_stored),
         "kernels_uncacheable": sum(|r| r.census.kernels_uncacheable),
+        "kernels_waited": sum(|r| r.census.kernels_waited),
         "programs_loaded": sum(|r| r.census.programs_loaded),
         "compile_seconds": reports.iter().map(|r| r.census.compile_time.as_secs_f64()).sum::<f64>(),
         "compile_saved_seconds": compile_time_per_kernel(reports)

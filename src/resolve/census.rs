@@ -17,6 +17,10 @@ pub struct Census {
     /// Kernels compiled: one representative per distinct key (uncacheable
     /// kernels included, each on its own).
     pub kernels_compiled: u64,
+    /// Distinct kernels whose compile lease another process held: waited
+    /// for, then looked up in the store again (or compiled here if the
+    /// holder kept it past the wait).
+    pub kernels_waited: u64,
     /// Kernels answered by a compile that is never published nor stored
     /// (`__TIME__` in the text, or a compile that read what its key missed).
     pub kernels_uncacheable: u64,
@@ -48,6 +52,7 @@ impl Census {
         self.kernels_stored += o.kernels_stored;
         self.kernels_compiled += o.kernels_compiled;
         self.kernels_uncacheable += o.kernels_uncacheable;
+        self.kernels_waited += o.kernels_waited;
         self.programs_compiled += o.programs_compiled;
         self.programs_loaded += o.programs_loaded;
         self.concurrent_compiles += o.concurrent_compiles;

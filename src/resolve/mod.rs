@@ -11,6 +11,8 @@
 //! 2. If any missed (or `always_lock` is set), the lock is taken and the misses
 //!    are looked up again: another thread may just have published them. What
 //!    is still missing is looked up in the persistent store, if there is one.
+//!    The distinct keys still missing are then leased from the store
+//!    ([`lease`]), so other processes compile each key once.
 //! 3. `before_compile` runs, still under the lock.
 //! 4. What remains is compiled there: one representative per distinct key
 //!    (the first in batch order; the others share its program and symbol),
@@ -50,6 +52,7 @@
 pub mod census;
 mod concurrent;
 mod groups;
+pub mod lease;
 pub mod split;
 pub mod stored;
 
@@ -473,6 +476,8 @@ impl<B: Backend + 'static> Resolver<B> {
             self.load_stored(keys, &uncacheable, answers, generation, census);
             census.load_time += start.elapsed();
         }
+        // Held until this function returns: after publishing and storing.
+        let _leases = self.take_leases(keys, &uncacheable, answers, generation, census);
         // One representative per distinct key, first in batch order; an
         // uncacheable kernel is its own.
         let mut representative: HashMap<Digest, usize> = HashMap::new();

@@ -28,6 +28,9 @@
 //!     entries/<aa>/<62 hex>    one entry per file, 0600
 //!     tmp/                     temp files being written, and evicted entries
 //!                              between their rename out and their unlink
+//!     leases/<64 hex>          a compile lease's lock file (flock), 0600, one
+//!                              per key being compiled; removed on release
+//!                              (the SQLite store keeps the same directory)
 //! ```
 //!
 //! An entry's name is the blake3 digest (in hex) of its key, split after two
@@ -99,6 +102,14 @@
 //!   entries down to a low-water mark (90 % of the cap by default). An entry
 //!   that another process deleted first still counts as gone, so a lost race
 //!   never makes an eviction pass delete more than it must.
+//!
+//! # Single-flight (file and SQLite stores)
+//!
+//! [`Store::lease`] takes a key's compile lease: `flock` on the key's lock
+//! file, waited for with a backoff up to the caller's bound. The kernel drops
+//! it when the holder dies, so a crashed compile never leaves one behind; a
+//! store that cannot lease is an error, and the resolver compiles anyway (see
+//! [`lease`]).
 
 pub mod config;
 pub mod file;
@@ -112,6 +123,7 @@ pub mod tiered;
 #[cfg(test)]
 mod decode_fuzz;
 mod entry;
+pub mod lease;
 mod nofollow;
 mod root;
 mod state;
@@ -129,6 +141,7 @@ pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
 pub use entry::MAX_ENTRY_BYTES;
 pub use file::{FileStore, FileStoreOptions};
 pub use fsio::{FsIo, RealFs};
+pub use lease::{Lease, LeaseGrant, NoLease};
 pub use memory::MemoryStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqlitePoint, SqliteStore};
@@ -232,6 +245,16 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// other processes can see it. Stores also flush when dropped.
     fn flush(&self) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// Takes `key`'s lease before compiling what it names, so processes
+    /// sharing the store compile each key once (see [`lease`]): waits up to
+    /// `wait` while another holder has it. The default grants every lease at
+    /// once (no single-flight). An error means the store cannot coordinate:
+    /// the caller compiles anyway.
+    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        let _ = (key, wait);
+        Ok(LeaseGrant::Free(Box::new(NoLease)))
     }
 }
 

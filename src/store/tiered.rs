@@ -1,8 +1,11 @@
 //! Stores composed fastest first: memory → file → (later) a remote tier.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::{Counters, EntryInfo, PruneReport, Store, StoreError, StoreStats, VerifyReport};
+use super::{
+    Counters, EntryInfo, LeaseGrant, PruneReport, Store, StoreError, StoreStats, VerifyReport,
+};
 
 /// Tiers read through and written through, fastest first.
 ///
@@ -163,5 +166,43 @@ impl Store for Tiered {
 
     fn flush(&self) -> Result<(), StoreError> {
         self.all("flush", |t| t.flush()).map(drop)
+    }
+
+    /// The last tier's: the one every process shares.
+    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        self.last()?.lease(key, wait)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{FileStore, MemoryStore};
+
+    #[test]
+    fn leases_come_from_the_shared_last_tier_and_memory_grants_every_one() {
+        let memory = MemoryStore::new(1 << 20);
+        let a = memory.lease(b"k", Duration::ZERO).unwrap();
+        assert!(matches!(a, LeaseGrant::Free(_)));
+        assert!(matches!(
+            memory.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::Free(_)
+        ));
+        let tmp = tempfile::tempdir().unwrap();
+        let tiered = Tiered::new(vec![
+            Arc::new(MemoryStore::new(1 << 20)),
+            Arc::new(FileStore::open(tmp.path().join("store")).unwrap()),
+        ]);
+        let held = tiered.lease(b"k", Duration::ZERO).unwrap();
+        assert!(matches!(held, LeaseGrant::Free(_)));
+        assert!(matches!(
+            tiered.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::TimedOut
+        ));
+        drop(held);
+        assert!(matches!(
+            tiered.lease(b"k", Duration::ZERO).unwrap(),
+            LeaseGrant::Free(_)
+        ));
     }
 }

@@ -17,6 +17,7 @@ mod remove;
 
 use super::entry::{self, Damage, Header, HEADER_LEN};
 use super::fsio::{FsIo, RealFs};
+use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
 use super::root::prepare_root;
 use super::state::SharedState;
 use super::{
@@ -72,6 +73,8 @@ pub struct FileStore {
     /// One eviction scan at a time in this process.
     evicting: Mutex<()>,
     seq: AtomicU64,
+    /// One lock file per key being compiled.
+    leases: LockDir,
 }
 
 /// What identifies one version of an entry file: a writer's rename replaces
@@ -163,6 +166,7 @@ impl FileStore {
             ensure_dir(&*opts.io, dir)?;
         }
         let state = SharedState::open(&v1.join("state"));
+        let leases = LockDir::new(v1.join(LEASES_DIR));
         let store = FileStore {
             root,
             v1,
@@ -173,6 +177,7 @@ impl FileStore {
             state,
             evicting: Mutex::new(()),
             seq: AtomicU64::new(0),
+            leases,
         };
         if let Err(e) = store.sweep_stale_temps() {
             tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
@@ -493,6 +498,10 @@ pub(super) fn ensure_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
 }
 
 impl Store for FileStore {
+    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        self.counters.count(self.leases.lease(key, wait))
+    }
+
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.counters.count(self.get_inner(key))
     }

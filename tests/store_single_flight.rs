@@ -1,0 +1,303 @@
+//! Single-flight across processes: `kcache compile` processes sharing one
+//! store compile each distinct kernel once; a holder killed mid-compile, or
+//! one that hangs past the wait, never blocks the others; a store that cannot
+//! lease still compiles. Both persistent stores.
+//!
+//! Every interleaving is forced, never hoped for: the compiler is a wrapper
+//! script whose first compile says so on a FIFO and then blocks on another,
+//! and a waiting process is known to wait by its debug log line.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+
+const KINDS: [&str; 2] = ["file", "sqlite"];
+const KERNELS: usize = 8;
+const WAITING: &str = "waiting for another process's compile lease";
+
+fn have_cc() -> bool {
+    let ok = Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let required =
+        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
+    assert!(
+        ok || !required,
+        "cc is required here, and no C compiler runs"
+    );
+    if !ok {
+        eprintln!("skipped: no C compiler");
+    }
+    ok
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A scratch directory with kernels, a compiler wrapper, its log and FIFOs.
+struct Bench {
+    dir: tempfile::TempDir,
+    kernels: Vec<PathBuf>,
+}
+
+impl Bench {
+    /// With `block`, the first compile (only) writes a line to `started` and
+    /// then waits for one on `gate`.
+    fn new(block: bool) -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let kernels = (0..KERNELS)
+            .map(|i| {
+                let p = d.join(format!("k{i}.c"));
+                fs::write(
+                    &p,
+                    format!(
+                        "void k{i}(float* x, int n) {{ for (int j = 0; j < n; j++) x[j] = x[j] * {i}.0f + 1.0f; }}\n"
+                    ),
+                )
+                .unwrap();
+                p
+            })
+            .collect();
+        let block = if block {
+            format!(
+                "if mkdir {d}/first 2>/dev/null; then echo started > {d}/started; read x < {d}/gate; fi",
+                d = d.display()
+            )
+        } else {
+            String::new()
+        };
+        let script = format!(
+            "#!/bin/sh\ncase \"$*\" in *kernels.c*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
+            d = d.display()
+        );
+        let cc = d.join("cc.sh");
+        fs::write(&cc, script).unwrap();
+        fs::set_permissions(&cc, fs::Permissions::from_mode(0o755)).unwrap();
+        mkfifo(&d.join("started"));
+        mkfifo(&d.join("gate"));
+        Bench { dir, kernels }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `kcache compile --json` of every kernel on the `kind` store, logging
+    /// at debug level (for the waiting line) with `wait` as the lease bound.
+    fn spawn(&self, kind: &str, wait: &str) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_kcache"))
+            .args([
+                "compile",
+                "--json",
+                "--backend",
+                "cc",
+                "--store",
+                kind,
+                "--dir",
+            ])
+            .arg(self.path("store"))
+            .args(&self.kernels)
+            .env("CC", self.path("cc.sh"))
+            .env("KCACHE_LOG", "kcache=debug")
+            .env("KCACHE_LEASE_WAIT", wait)
+            .env_remove("KCACHE_STORE")
+            .env_remove("KCACHE_MAX_BYTES")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Blocks until the first compile is under way (and blocked on the gate).
+    fn await_started(&self) {
+        let mut line = String::new();
+        File::open(self.path("started"))
+            .unwrap()
+            .read_to_string(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "started");
+    }
+
+    fn open_gate(&self) {
+        // Non-blocking: after a SIGKILL the wrapper may still be reading, or
+        // gone; either way the test goes on.
+        if let Ok(mut f) = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path("gate"))
+        {
+            let _ = writeln!(f, "go");
+        }
+    }
+
+    /// The compiles the wrapper logged.
+    fn compiles(&self) -> usize {
+        fs::read_to_string(self.path("compiles"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+}
+
+/// A running `kcache compile`: its stderr read on a thread.
+struct Running {
+    child: Child,
+    stderr: JoinHandle<String>,
+}
+
+impl Running {
+    /// Starts reading stderr; with `until_waiting`, returns only once the
+    /// process has said it waits for a lease.
+    fn new(mut child: Child, until_waiting: bool) -> Running {
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        if until_waiting {
+            loop {
+                let mut line = String::new();
+                let n = err.read_line(&mut line).unwrap();
+                assert!(n > 0, "exited without waiting for a lease:\n{seen}");
+                seen.push_str(&line);
+                if line.contains(WAITING) {
+                    break;
+                }
+            }
+        }
+        let stderr = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+            seen + &rest
+        });
+        Running { child, stderr }
+    }
+
+    /// Its JSON report, after checking it exited 0 with every kernel answered.
+    fn finish(self) -> serde_json::Value {
+        let out = self.child.wait_with_output().unwrap();
+        let stderr = self.stderr.join().unwrap();
+        assert!(out.status.success(), "kcache failed: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let kernels = v["kernels"].as_array().unwrap();
+        assert_eq!(kernels.len(), KERNELS, "{v}");
+        for k in kernels {
+            let o = k["outcome"].as_str().unwrap();
+            assert!(matches!(o, "compiled" | "stored"), "{k}");
+        }
+        v
+    }
+}
+
+fn compiled(v: &serde_json::Value) -> u64 {
+    v["kernels_compiled"].as_u64().unwrap()
+}
+
+#[test]
+fn six_processes_on_one_store_compile_each_distinct_kernel_once() {
+    if !have_cc() {
+        return;
+    }
+    for kind in KINDS {
+        let b = Bench::new(true);
+        let holder = Running::new(b.spawn(kind, "600"), false);
+        b.await_started();
+        // Five more, each known to be waiting on the holder's lease.
+        let waiters: Vec<Running> = (0..5)
+            .map(|_| Running::new(b.spawn(kind, "600"), true))
+            .collect();
+        b.open_gate();
+        let mut total = compiled(&holder.finish());
+        assert_eq!(
+            total, KERNELS as u64,
+            "{kind}: the holder compiled the batch"
+        );
+        for w in waiters {
+            let v = w.finish();
+            assert_eq!(
+                v["kernels_stored"].as_u64(),
+                Some(KERNELS as u64),
+                "{kind}: {v}"
+            );
+            total += compiled(&v);
+        }
+        assert_eq!(total, KERNELS as u64, "{kind}: compiles by all six");
+        assert_eq!(b.compiles(), 1, "{kind}: compiler runs by all six");
+    }
+}
+
+#[test]
+fn a_holder_killed_mid_compile_leaves_its_kernels_to_the_next_process() {
+    if !have_cc() {
+        return;
+    }
+    for kind in KINDS {
+        let b = Bench::new(true);
+        let mut holder = Running::new(b.spawn(kind, "600"), false);
+        b.await_started();
+        let waiter = Running::new(b.spawn(kind, "600"), true);
+        holder.child.kill().unwrap();
+        holder.child.wait().unwrap();
+        // The wait bound is ten minutes: only the lease dying with its
+        // holder lets the waiter go on now.
+        let v = waiter.finish();
+        assert_eq!(compiled(&v), KERNELS as u64, "{kind}: {v}");
+        // Lets the killed holder's orphaned compiler finish, closing the
+        // holder's stderr.
+        b.open_gate();
+        holder.stderr.join().unwrap();
+        assert_eq!(b.compiles(), 2, "{kind}");
+    }
+}
+
+#[test]
+fn a_holder_that_hangs_past_the_wait_does_not_block_the_others() {
+    if !have_cc() {
+        return;
+    }
+    for kind in KINDS {
+        let b = Bench::new(true);
+        let holder = Running::new(b.spawn(kind, "600"), false);
+        b.await_started();
+        let waiter = Running::new(b.spawn(kind, "0.2"), true);
+        let v = waiter.finish();
+        assert_eq!(
+            compiled(&v),
+            KERNELS as u64,
+            "{kind}: compiled after the wait"
+        );
+        b.open_gate();
+        holder.finish();
+        assert_eq!(b.compiles(), 2, "{kind}");
+    }
+}
+
+#[test]
+fn a_store_that_cannot_lease_still_compiles_and_stores() {
+    if !have_cc() {
+        return;
+    }
+    for kind in KINDS {
+        let b = Bench::new(false);
+        // Where the lock files would go is a regular file: no lease can be
+        // taken, and every other store operation still works.
+        let v1 = b.path("store").join("v1");
+        fs::create_dir_all(&v1).unwrap();
+        fs::set_permissions(b.path("store"), fs::Permissions::from_mode(0o700)).unwrap();
+        fs::set_permissions(&v1, fs::Permissions::from_mode(0o700)).unwrap();
+        fs::write(v1.join("leases"), b"").unwrap();
+        let first = Running::new(b.spawn(kind, "600"), false).finish();
+        assert_eq!(compiled(&first), KERNELS as u64, "{kind}: {first}");
+        let second = Running::new(b.spawn(kind, "600"), false).finish();
+        assert_eq!(
+            second["kernels_stored"].as_u64(),
+            Some(KERNELS as u64),
+            "{kind}"
+        );
+        assert_eq!(b.compiles(), 1, "{kind}");
+    }
+}
