@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub mod cc;
 pub mod cuda;
 mod gpu;
-mod gpu_keys;
+
 pub mod opencl;
 pub mod vulkan;
 pub mod workdir;

@@ -350,7 +350,7 @@ impl Backend for OpenCl {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::OpenCl, kernel, options)
+        super::gpu::keys::key_extras(FAMILY, super::gpu::keys::Driver::OpenCl, kernel, options)
     }
 
     type Program = OpenClProgram;
@@ -367,7 +367,7 @@ impl Backend for OpenCl {
         gpu::check_job(FAMILY, job)?;
         let source = gpu::concatenate(job);
         let (extras, uncacheable) =
-            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::OpenCl, job);
+            super::gpu::keys::group_key_part(FAMILY, super::gpu::keys::Driver::OpenCl, job);
         let keyed = format!("{source}{extras}");
         let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             compile_on(&gpu::opened(FAMILY, device)?, job, &source)

@@ -436,7 +436,7 @@ impl Backend for Cuda {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::Cuda, kernel, options)
+        super::gpu::keys::key_extras(FAMILY, super::gpu::keys::Driver::Cuda, kernel, options)
     }
 
     type Program = CudaProgram;
@@ -465,7 +465,7 @@ impl Backend for Cuda {
         options.extend(job.options.iter().cloned());
         let source = gpu::concatenate(job);
         let (extras, uncacheable) =
-            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::Cuda, job);
+            super::gpu::keys::group_key_part(FAMILY, super::gpu::keys::Driver::Cuda, job);
         let keyed = format!("{source}{extras}");
         let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             let binary = self

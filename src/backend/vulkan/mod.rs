@@ -367,7 +367,7 @@ impl Backend for Vulkan {
         kernel: &super::KernelSource<'_>,
         options: &[String],
     ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::Vulkan, kernel, options)
+        super::gpu::keys::key_extras(FAMILY, super::gpu::keys::Driver::Vulkan, kernel, options)
     }
 
     type Program = VulkanProgram;
@@ -391,7 +391,7 @@ impl Backend for Vulkan {
         // group's source only for its key.
         let source = gpu::concatenate(job);
         let (extras, uncacheable) =
-            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::Vulkan, job);
+            super::gpu::keys::group_key_part(FAMILY, super::gpu::keys::Driver::Vulkan, job);
         let keyed = format!("{source}{extras}");
         let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
             self.compile_on(&gpu::opened(FAMILY, device)?, job)

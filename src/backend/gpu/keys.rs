@@ -34,9 +34,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::cc::includes::{self, Define};
-use super::cc::macros;
-use super::{BackendError, KernelSource, KeyExtras};
+use crate::backend::cc::includes::{self, Define};
+use crate::backend::cc::macros;
+use crate::backend::{BackendError, KernelSource, KeyExtras};
 
 /// Host-target names a clang-based driver compiling for this host may
 /// predefine without underscores. Only the ones this host's target has: a
@@ -347,7 +347,7 @@ pub(crate) fn key_extras(
     };
     let label = format!("kernel `{}`", kernel.symbol);
     let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
-        .map_err(|e| super::cc::scan_error_for(family, e))?;
+        .map_err(|e| crate::backend::cc::scan_error_for(family, e))?;
     let merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
     Ok(KeyExtras {
         digests: vec![scanned.closure.digest],
