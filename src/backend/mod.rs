@@ -14,6 +14,7 @@ use std::sync::Arc;
 pub mod cc;
 pub mod cuda;
 mod gpu;
+pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
 
 pub mod opencl;
 pub mod vulkan;

@@ -64,10 +64,8 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
-use super::gpu::{self, Lifecycle};
-use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
-use crate::cache::guarded::KernelCache;
-use crate::cache::hooks::{self, Hooks};
+use super::gpu::{self, Driver, GpuBackend, Opened, Toolchain};
+use super::{BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
 
 mod arch;
 mod device;
@@ -184,17 +182,17 @@ impl std::fmt::Debug for CudaProgram {
     }
 }
 
-/// The CUDA backend: NVRTC for one architecture and target, and the device
-/// to load into where one is present.
+/// The CUDA backend: [`CudaDriver`] under the generic GPU backend.
+pub type Cuda = GpuBackend<CudaDriver>;
+
+/// CUDA's side of [`GpuBackend`]: NVRTC, and what it compiles for.
 #[derive(Debug)]
-pub struct Cuda {
+pub struct CudaDriver {
     nvrtc: Arc<Nvrtc>,
-    lifecycle: Lifecycle<CudaDevice, CudaProgram>,
     /// Why there is no device, when there is none.
     no_device: Option<String>,
     arch: Arch,
     target: CudaTarget,
-    identity: String,
 }
 
 fn unavailable(reason: impl Into<String>) -> BackendError {
@@ -241,113 +239,28 @@ fn compile_only_reason(why: &str) -> String {
 }
 
 impl Cuda {
-    /// Loads NVRTC and, unless compile-only, opens the device. Without NVRTC
-    /// this is [`BackendError::Unavailable`]; without a driver or a device
-    /// the backend is compile only (see [`Cuda::no_device_reason`]). A
-    /// configured architecture NVRTC cannot compile for is refused. The
-    /// handle cache listens to the process's hooks ([`hooks::global`]).
-    pub fn new(config: &CudaConfig) -> Result<Self, BackendError> {
-        Self::with_hooks(config, hooks::global())
-    }
-
-    /// [`Cuda::new`], with the handle cache's device-destroy listener
-    /// registered on `hooks` (and teardown notifications sent there).
-    pub fn with_hooks(config: &CudaConfig, hooks: &Hooks) -> Result<Self, BackendError> {
-        let nvrtc = nvrtc_for(config).map_err(unavailable)?;
-        let (device, no_device) = if config.compile_only {
-            (None, Some("configured compile only".to_string()))
-        } else {
-            match open_device(config.device) {
-                Ok(device) => (Some(Arc::new(device)), None),
-                Err(reason) => (None, Some(reason)),
-            }
-        };
-        let arch = match (&config.arch, &device) {
-            (Some(text), _) => Arch::parse(text).ok_or_else(|| {
-                unavailable(format!(
-                    "`{text}` is not a CUDA architecture (expected e.g. sm_90, sm_90a, compute_90 or 90)"
-                ))
-            })?,
-            (None, Some(device)) => Arch {
-                number: device.capability.0 * 10 + device.capability.1,
-                suffix: String::new(),
-            },
-            (None, None) => Arch::parse(DEFAULT_ARCH).expect("DEFAULT_ARCH parses"),
-        };
-        if !nvrtc.archs.is_empty() && !nvrtc.archs.contains(&arch.number) {
-            return Err(unavailable(format!(
-                "NVRTC {} cannot compile for {} (it supports {})",
-                nvrtc.version_string(),
-                arch.real(),
-                nvrtc
-                    .archs
-                    .iter()
-                    .map(|a| format!("sm_{a}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        let identity = format!(
-            "cuda;nvrtc={};arch={};target={}",
-            nvrtc.version_string(),
-            arch.real(),
-            config.target.name()
-        );
-        Ok(Cuda {
-            nvrtc,
-            lifecycle: Lifecycle::new(FAMILY, config.device, device, hooks),
-            no_device,
-            arch,
-            target: config.target,
-            identity,
-        })
-    }
-
-    /// The device programs are loaded into, where one is present (and until
-    /// [`Cuda::destroy_device`]).
-    pub fn device(&self) -> Option<Arc<CudaDevice>> {
-        self.lifecycle.current()
-    }
-
-    /// The per-device handle cache of loaded programs (for inspection; the
-    /// backend fills and empties it). A compiled group's entry holds its
-    /// bytes; a loaded program's holds none.
-    pub fn kernel_cache(&self) -> &KernelCache<Compiled<CudaProgram>> {
-        self.lifecycle.kernels()
-    }
-
-    /// Tears the device down as the teardown contract asks: notifies
-    /// device-destroy listeners of `("cuda", ordinal)` first (this backend's
-    /// cache evicts the device's programs, the layers above forget theirs),
-    /// then lets go of the stream and the primary context, and only then
-    /// reports a listener failure ([`BackendError::Teardown`]). Programs
-    /// handed out stay usable and keep their module and context alive until
-    /// the last is dropped (see the module docs); the backend compiles and
-    /// loads nothing afterwards. Calling it again only notifies again.
-    pub fn destroy_device(&self) -> Result<(), BackendError> {
-        self.lifecycle.destroy_device()
-    }
-
     /// Why the backend is compile only, when it is.
     pub fn no_device_reason(&self) -> Option<&str> {
-        self.no_device.as_deref()
+        self.driver().no_device.as_deref()
     }
 
     /// The architecture compiled for, e.g. `sm_90`.
     pub fn arch(&self) -> String {
-        self.arch.real()
+        self.driver().arch.real()
     }
 
     /// The NVRTC version, e.g. `12.9`.
     pub fn nvrtc_version(&self) -> String {
-        self.nvrtc.version_string()
+        self.driver().nvrtc.version_string()
     }
 
     /// Where NVRTC was loaded from.
     pub fn nvrtc_path(&self) -> &Path {
-        &self.nvrtc.path
+        &self.driver().nvrtc.path
     }
+}
 
+impl CudaDriver {
     /// Checks `binary` is what this backend's target produces, as a module
     /// image (PTX with its NUL).
     fn image(&self, binary: &[u8]) -> Result<Vec<u8>, BackendError> {
@@ -430,85 +343,125 @@ fn sets_arch(option: &str) -> bool {
         .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
 }
 
-impl Backend for Cuda {
-    fn key_extras(
-        &self,
-        kernel: &super::KernelSource<'_>,
-        options: &[String],
-    ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu::keys::key_extras(FAMILY, super::gpu::keys::Driver::Cuda, kernel, options)
-    }
-
+impl Driver for CudaDriver {
+    type Config = CudaConfig;
+    type Device = CudaDevice;
     type Program = CudaProgram;
+    type Image<'a> = Vec<u8>;
 
-    fn family(&self) -> &'static str {
-        FAMILY
-    }
+    const FAMILY: &'static str = FAMILY;
+    const LANGUAGE: Language = Language::Cuda;
+    const TOOLCHAIN: Toolchain = Toolchain::Cuda;
 
-    fn identity(&self) -> &str {
-        &self.identity
-    }
-
-    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<CudaProgram>, BackendError> {
-        gpu::check_job(FAMILY, job)?;
-        let fail = gpu::compile_error(FAMILY, job);
-        if let Some(option) = job.options.iter().find(|o| sets_arch(o)) {
-            return Err(fail(format!(
-                "`{option}`: the architecture is the backend's configuration (CudaConfig::arch), not an option"
+    /// Loads NVRTC and, unless compile-only, opens the device. Without NVRTC
+    /// this is [`BackendError::Unavailable`]; without a driver or a device
+    /// the backend is compile only (see [`Cuda::no_device_reason`]). A
+    /// configured architecture NVRTC cannot compile for is refused.
+    fn open(config: &CudaConfig) -> Result<Opened<Self>, BackendError> {
+        let nvrtc = nvrtc_for(config).map_err(unavailable)?;
+        let (device, no_device) = if config.compile_only {
+            (None, Some("configured compile only".to_string()))
+        } else {
+            match open_device(config.device) {
+                Ok(device) => (Some(Arc::new(device)), None),
+                Err(reason) => (None, Some(reason)),
+            }
+        };
+        let arch = match (&config.arch, &device) {
+            (Some(text), _) => Arch::parse(text).ok_or_else(|| {
+                unavailable(format!(
+                    "`{text}` is not a CUDA architecture (expected e.g. sm_90, sm_90a, compute_90 or 90)"
+                ))
+            })?,
+            (None, Some(device)) => Arch {
+                number: device.capability.0 * 10 + device.capability.1,
+                suffix: String::new(),
+            },
+            (None, None) => Arch::parse(DEFAULT_ARCH).expect("DEFAULT_ARCH parses"),
+        };
+        if !nvrtc.archs.is_empty() && !nvrtc.archs.contains(&arch.number) {
+            return Err(unavailable(format!(
+                "NVRTC {} cannot compile for {} (it supports {})",
+                nvrtc.version_string(),
+                arch.real(),
+                nvrtc
+                    .archs
+                    .iter()
+                    .map(|a| format!("sm_{a}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
+        let identity = format!(
+            "cuda;nvrtc={};arch={};target={}",
+            nvrtc.version_string(),
+            arch.real(),
+            config.target.name()
+        );
+        Ok(Opened {
+            driver: CudaDriver {
+                nvrtc,
+                no_device,
+                arch,
+                target: config.target,
+            },
+            device,
+            index: config.device,
+            identity,
+        })
+    }
+
+    fn check_options(&self, job: &CompileJob<'_>) -> Result<(), BackendError> {
+        match job.options.iter().find(|o| sets_arch(o)) {
+            Some(option) => Err(gpu::compile_error(FAMILY, job)(format!(
+                "`{option}`: the architecture is the backend's configuration (CudaConfig::arch), not an option"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn compile(
+        &self,
+        device: Option<Arc<CudaDevice>>,
+        job: &CompileJob<'_>,
+        source: &str,
+    ) -> Result<Compiled<CudaProgram>, BackendError> {
+        let fail = gpu::compile_error(FAMILY, job);
         let arch = match self.target {
             CudaTarget::Cubin => self.arch.real(),
             CudaTarget::Ptx => self.arch.virtual_(),
         };
         let mut options = vec![format!("--gpu-architecture={arch}")];
         options.extend(job.options.iter().cloned());
-        let source = gpu::concatenate(job);
-        let (extras, uncacheable) =
-            super::gpu::keys::group_key_part(FAMILY, super::gpu::keys::Driver::Cuda, job);
-        let keyed = format!("{source}{extras}");
-        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
-            let binary = self
-                .nvrtc
-                .compile(&source, &options, self.target)
-                .map_err(fail)?;
-            let image = self.image(&binary)?;
-            let program = self.program(device, image, gpu::kernel_names(job))?;
-            Ok(Compiled {
-                program: Arc::new(program),
-                binary,
-                uncacheable: None,
-            })
-        })?;
-        compiled.uncacheable = uncacheable;
-        Ok(compiled)
+        let binary = self
+            .nvrtc
+            .compile(source, &options, self.target)
+            .map_err(fail)?;
+        let image = self.image(&binary)?;
+        let program = self.program(device, image, gpu::kernel_names(job))?;
+        Ok(Compiled {
+            program: Arc::new(program),
+            binary,
+            uncacheable: None,
+        })
     }
 
-    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<CudaProgram>, BackendError> {
-        let image = self.image(binary)?;
-        let program = self.lifecycle.load(binary, |device| {
-            let symbols = symbols.iter().map(|s| s.to_string()).collect();
-            Ok(Arc::new(self.program(device, image, symbols)?))
-        })?;
-        // A cached program was loaded for other symbols, perhaps.
-        program.check_symbols(symbols)?;
-        Ok(program)
+    fn check_binary(&self, binary: &[u8], _: &[&str]) -> Result<Vec<u8>, BackendError> {
+        self.image(binary)
     }
 
-    fn clear_cache(&self) -> Result<(), BackendError> {
-        self.lifecycle.clear()
+    fn load(
+        &self,
+        device: Option<Arc<CudaDevice>>,
+        image: Vec<u8>,
+        symbols: &[&str],
+    ) -> Result<Arc<CudaProgram>, BackendError> {
+        let symbols = symbols.iter().map(|s| s.to_string()).collect();
+        Ok(Arc::new(self.program(device, image, symbols)?))
     }
 
-    fn language(&self) -> Language {
-        Language::Cuda
-    }
-
-    fn device_index(&self) -> usize {
-        self.lifecycle.index()
-    }
-
-    fn can_run(&self) -> bool {
-        self.device().is_some()
+    fn check_symbols(&self, program: &CudaProgram, symbols: &[&str]) -> Result<(), BackendError> {
+        program.check_symbols(symbols)
     }
 
     fn launch(

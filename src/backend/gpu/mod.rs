@@ -17,9 +17,12 @@ use std::path::{Path, PathBuf};
 
 use super::{BackendError, BackendInfo, CompileJob, Launch};
 
+mod backend;
 pub(crate) mod keys;
 mod lifecycle;
 
+pub use backend::{Driver, GpuBackend, Opened};
+pub use keys::Toolchain;
 pub(crate) use lifecycle::{opened, Lifecycle};
 
 /// [`BackendError::Unavailable`] for `family`.

@@ -7,7 +7,7 @@ use crate::backend::gpu;
 /// kernels and each kernel's symbol and SPIR-V; integers are little-endian
 /// `u32`s, and every byte string is length-prefixed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Container {
+pub struct Container {
     pub(super) pipeline_cache: Vec<u8>,
     pub(super) kernels: Vec<(String, Vec<u8>)>,
 }

@@ -79,11 +79,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::gpu::{self, Lifecycle};
+use super::gpu::{self, Driver, GpuBackend, Opened, Toolchain};
 use super::workdir;
-use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
-use crate::cache::guarded::KernelCache;
-use crate::cache::hooks::{self, Hooks};
+use super::{BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
 
 mod container;
 mod device;
@@ -169,12 +167,13 @@ pub struct VulkanConfig {
 
 // ---------------------------------------------------------------- backend ---
 
-/// The Vulkan backend, bound to one device.
+/// The Vulkan backend: [`VulkanDriver`] under the generic GPU backend.
+pub type Vulkan = GpuBackend<VulkanDriver>;
+
+/// Vulkan's side of [`GpuBackend`]: the tools that compile GLSL.
 #[derive(Debug)]
-pub struct Vulkan {
-    lifecycle: Lifecycle<VulkanDevice, VulkanProgram>,
+pub struct VulkanDriver {
     tools: Tools,
-    identity: String,
 }
 
 fn unavailable(reason: impl Into<String>) -> BackendError {
@@ -231,63 +230,13 @@ pub fn probe() -> BackendInfo {
 }
 
 impl Vulkan {
-    /// Finds glslang (and spirv-val) and opens the configured device.
-    /// Returns [`BackendError::Unavailable`] without a loader, a device or
-    /// glslang. The handle cache listens to the process's hooks
-    /// ([`hooks::global`]).
-    pub fn new(config: &VulkanConfig) -> Result<Self, BackendError> {
-        Self::with_hooks(config, hooks::global())
+    /// Whether compiled SPIR-V goes through `spirv-val`.
+    pub fn validates_with_spirv_val(&self) -> bool {
+        self.driver().tools.spirv_val.is_some()
     }
+}
 
-    /// [`Vulkan::new`], with the handle cache's device-destroy listener
-    /// registered on `hooks` (and teardown notifications sent there).
-    pub fn with_hooks(config: &VulkanConfig, hooks: &Hooks) -> Result<Self, BackendError> {
-        let tools = Tools::find(config).map_err(unavailable)?;
-        workdir::sweep_temp_root();
-        let device = open_device(config.device).map_err(unavailable)?;
-        let identity = format!(
-            "vulkan;glslang={};device={};driver={};cache={}",
-            tools.glslang_version,
-            device.name,
-            device.driver,
-            device
-                .cache_uuid
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        );
-        Ok(Vulkan {
-            lifecycle: Lifecycle::new(FAMILY, config.device, Some(Arc::new(device)), hooks),
-            tools,
-            identity,
-        })
-    }
-
-    /// The device this backend compiles for; `None` once
-    /// [`Vulkan::destroy_device`] ran.
-    pub fn device(&self) -> Option<Arc<VulkanDevice>> {
-        self.lifecycle.current()
-    }
-
-    /// The per-device handle cache of loaded programs (for inspection; the
-    /// backend fills and empties it). A compiled group's entry holds its
-    /// bytes; a loaded program's holds none.
-    pub fn kernel_cache(&self) -> &KernelCache<Compiled<VulkanProgram>> {
-        self.lifecycle.kernels()
-    }
-
-    /// Tears the device down as the teardown contract asks: notifies
-    /// device-destroy listeners of `("vulkan", index)` first (this backend's
-    /// cache evicts the device's programs, the layers above forget theirs),
-    /// then lets go of the device, and only then reports a listener failure
-    /// ([`BackendError::Teardown`]). Programs handed out stay usable and keep
-    /// the device alive until the last is dropped (see the module docs); the
-    /// backend compiles and loads nothing afterwards. Calling it again only
-    /// notifies again.
-    pub fn destroy_device(&self) -> Result<(), BackendError> {
-        self.lifecycle.destroy_device()
-    }
-
+impl VulkanDriver {
     /// Compiles a checked group's kernels to SPIR-V (one glslang process per
     /// kernel, all at once) and builds their pipelines on `device`.
     fn compile_on(
@@ -354,58 +303,58 @@ impl Vulkan {
             uncacheable: None,
         })
     }
-
-    /// Whether compiled SPIR-V goes through `spirv-val`.
-    pub fn validates_with_spirv_val(&self) -> bool {
-        self.tools.spirv_val.is_some()
-    }
 }
 
-impl Backend for Vulkan {
-    fn key_extras(
-        &self,
-        kernel: &super::KernelSource<'_>,
-        options: &[String],
-    ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu::keys::key_extras(FAMILY, super::gpu::keys::Driver::Vulkan, kernel, options)
-    }
-
+impl Driver for VulkanDriver {
+    type Config = VulkanConfig;
+    type Device = VulkanDevice;
     type Program = VulkanProgram;
+    type Image<'a> = Container;
 
-    fn family(&self) -> &'static str {
-        FAMILY
+    const FAMILY: &'static str = FAMILY;
+    const LANGUAGE: Language = Language::Glsl;
+    const TOOLCHAIN: Toolchain = Toolchain::Vulkan;
+    /// glslang compiles each kernel of a group as a shader of its own (the
+    /// concatenation is the group's source only for its key).
+    const ISOLATES_KERNELS: bool = true;
+
+    /// Finds glslang (and spirv-val) and opens the configured device.
+    /// Returns [`BackendError::Unavailable`] without a loader, a device or
+    /// glslang.
+    fn open(config: &VulkanConfig) -> Result<Opened<Self>, BackendError> {
+        let tools = Tools::find(config).map_err(unavailable)?;
+        workdir::sweep_temp_root();
+        let device = open_device(config.device).map_err(unavailable)?;
+        let identity = format!(
+            "vulkan;glslang={};device={};driver={};cache={}",
+            tools.glslang_version,
+            device.name,
+            device.driver,
+            device
+                .cache_uuid
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
+        Ok(Opened {
+            driver: VulkanDriver { tools },
+            device: Some(Arc::new(device)),
+            index: config.device,
+            identity,
+        })
     }
 
-    /// glslang compiles each kernel of a group as a shader of its own.
-    fn isolates_kernels(&self) -> bool {
-        true
+    fn compile(
+        &self,
+        device: Option<Arc<VulkanDevice>>,
+        job: &CompileJob<'_>,
+        _source: &str,
+    ) -> Result<Compiled<VulkanProgram>, BackendError> {
+        self.compile_on(&gpu::opened(FAMILY, device)?, job)
     }
 
-    fn identity(&self) -> &str {
-        &self.identity
-    }
-
-    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<VulkanProgram>, BackendError> {
-        gpu::check_job(FAMILY, job)?;
-        // glslang compiles each kernel on its own; the concatenation is the
-        // group's source only for its key.
-        let source = gpu::concatenate(job);
-        let (extras, uncacheable) =
-            super::gpu::keys::group_key_part(FAMILY, super::gpu::keys::Driver::Vulkan, job);
-        let keyed = format!("{source}{extras}");
-        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
-            self.compile_on(&gpu::opened(FAMILY, device)?, job)
-        })?;
-        compiled.uncacheable = uncacheable;
-        Ok(compiled)
-    }
-
-    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<VulkanProgram>, BackendError> {
-        let fail = |reason: String| BackendError::Load {
-            backend: FAMILY,
-            reason,
-        };
-        let container = Container::decode(binary).map_err(fail)?;
+    fn check_binary(&self, binary: &[u8], symbols: &[&str]) -> Result<Container, BackendError> {
+        let container = Container::decode(binary).map_err(load_error)?;
         if let Some(missing) = symbols
             .iter()
             .find(|s| !container.kernels.iter().any(|(k, _)| k == *s))
@@ -415,31 +364,22 @@ impl Backend for Vulkan {
                 symbol: missing.to_string(),
             });
         }
-        self.lifecycle.load(binary, |device| {
-            VulkanProgram::build(
-                &gpu::opened(FAMILY, device)?,
-                &container.kernels,
-                &container.pipeline_cache,
-            )
-            .map(Arc::new)
-            .map_err(fail)
-        })
+        Ok(container)
     }
 
-    fn clear_cache(&self) -> Result<(), BackendError> {
-        self.lifecycle.clear()
-    }
-
-    fn language(&self) -> Language {
-        Language::Glsl
-    }
-
-    fn device_index(&self) -> usize {
-        self.lifecycle.index()
-    }
-
-    fn can_run(&self) -> bool {
-        self.device().is_some()
+    fn load(
+        &self,
+        device: Option<Arc<VulkanDevice>>,
+        container: Container,
+        _: &[&str],
+    ) -> Result<Arc<VulkanProgram>, BackendError> {
+        VulkanProgram::build(
+            &gpu::opened(FAMILY, device)?,
+            &container.kernels,
+            &container.pipeline_cache,
+        )
+        .map(Arc::new)
+        .map_err(load_error)
     }
 
     fn launch(
@@ -460,6 +400,13 @@ impl Backend for Vulkan {
             symbol: symbol.to_string(),
             reason,
         })
+    }
+}
+
+fn load_error(reason: String) -> BackendError {
+    BackendError::Load {
+        backend: FAMILY,
+        reason,
     }
 }
 
