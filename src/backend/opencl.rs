@@ -357,11 +357,7 @@ impl Driver for OpenClDriver {
         symbol: &str,
         launch: &mut Launch,
     ) -> Result<(), BackendError> {
-        let fail = |reason: String| BackendError::Launch {
-            backend: FAMILY,
-            symbol: symbol.to_string(),
-            reason,
-        };
+        let fail = gpu::launch_error(FAMILY, symbol);
         let device = &program.device;
         let kernel = program.kernel(symbol)?;
         let kernel = kernel.lock().unwrap_or_else(|e| e.into_inner());

@@ -470,11 +470,7 @@ impl Driver for CudaDriver {
         symbol: &str,
         launch: &mut Launch,
     ) -> Result<(), BackendError> {
-        let fail = |reason: String| BackendError::Launch {
-            backend: FAMILY,
-            symbol: symbol.to_string(),
-            reason,
-        };
+        let fail = gpu::launch_error(FAMILY, symbol);
         let Some(device) = &program.device else {
             return Err(fail(format!(
                 "compile only: {}",

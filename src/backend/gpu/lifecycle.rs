@@ -239,17 +239,9 @@ impl<D, P> std::fmt::Debug for Lifecycle<D, P> {
 mod tests {
     use super::*;
     use crate::backend::gpu::concatenate;
+    use crate::backend::gpu::tests::job;
     use crate::backend::KernelSource;
     use crate::cache::hooks::HookError;
-
-    fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob<'a> {
-        CompileJob {
-            kernels,
-            options,
-            group: 0,
-            n_groups: 1,
-        }
-    }
 
     /// A stand-in device: counts how many holders it has through `Arc`.
     #[derive(Debug)]

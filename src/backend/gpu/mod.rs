@@ -94,6 +94,18 @@ pub(crate) fn compile_error<'a>(
     }
 }
 
+/// Makes the [`BackendError::Launch`] of `symbol` from a reason.
+pub(crate) fn launch_error<'a>(
+    family: &'static str,
+    symbol: &'a str,
+) -> impl Fn(String) -> BackendError + Copy + 'a {
+    move |reason| BackendError::Launch {
+        backend: family,
+        symbol: symbol.to_string(),
+        reason,
+    }
+}
+
 /// The symbols of a job's kernels, for [`BackendError::Compile`].
 pub(crate) fn kernel_names(job: &CompileJob<'_>) -> Vec<String> {
     job.kernels.iter().map(|k| k.symbol.to_string()).collect()
@@ -196,11 +208,15 @@ fn is_executable(path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::backend::KernelSource;
 
-    fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob<'a> {
+    /// A one-group job, for the tests of the GPU backends' shared parts.
+    pub(crate) fn job<'a>(
+        kernels: &'a [KernelSource<'a>],
+        options: &'a [String],
+    ) -> CompileJob<'a> {
         CompileJob {
             kernels,
             options,

@@ -395,11 +395,7 @@ impl Driver for VulkanDriver {
                 backend: FAMILY,
                 symbol: symbol.to_string(),
             })?;
-        run(&program.device, kernel, launch).map_err(|reason| BackendError::Launch {
-            backend: FAMILY,
-            symbol: symbol.to_string(),
-            reason,
-        })
+        run(&program.device, kernel, launch).map_err(gpu::launch_error(FAMILY, symbol))
     }
 }
 
