@@ -302,6 +302,14 @@ pub trait Backend: Send + Sync {
         self.load(binary, symbols)
     }
 
+    /// The version of this backend's keys, which goes into every program key
+    /// beside [`crate::key::KEY_VERSION`]: bump it when what the backend
+    /// reports for a key ([`Backend::key_extras`], [`Backend::identity`])
+    /// changes meaning, and only this backend's stored entries miss.
+    fn key_version(&self) -> u32 {
+        0
+    }
+
     /// A short line naming the compiler for people (the identity can be long).
     fn describe(&self) -> String {
         self.identity()

@@ -272,6 +272,7 @@ impl Driver for OpenClDriver {
     const FAMILY: &'static str = FAMILY;
     const LANGUAGE: Language = Language::OpenCl;
     const TOOLCHAIN: Toolchain = Toolchain::OpenCl;
+    const KEY_VERSION: u32 = 1;
 
     /// A context and an in-order queue on the configured device.
     fn open(config: &OpenClConfig) -> Result<Opened<Self>, BackendError> {

@@ -387,6 +387,7 @@ impl<B: Backend + 'static> Resolver<B> {
         let token = form.kernel_token.map(String::from_utf8_lossy);
         let key = program_key(&ProgramKeyInput {
             backend: self.backend.family(),
+            backend_key_version: self.backend.key_version(),
             identity: self.backend.identity(),
             options: &kernel.options,
             canonical: &form.text,

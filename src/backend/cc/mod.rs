@@ -119,6 +119,9 @@ use render::{blamed, render};
 /// The family name the backend reports and notifies under.
 pub const FAMILY: &str = "cc";
 
+/// The cc backend's key version (see [`Backend::key_version`]).
+pub const KEY_VERSION: u32 = 1;
+
 /// The host's device index: the backend's only device.
 pub const HOST: usize = 0;
 
@@ -599,6 +602,10 @@ impl Backend for CcBackend {
 
     fn family(&self) -> &'static str {
         FAMILY
+    }
+
+    fn key_version(&self) -> u32 {
+        KEY_VERSION
     }
 
     fn identity(&self) -> &str {

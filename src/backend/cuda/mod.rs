@@ -352,6 +352,7 @@ impl Driver for CudaDriver {
     const FAMILY: &'static str = FAMILY;
     const LANGUAGE: Language = Language::Cuda;
     const TOOLCHAIN: Toolchain = Toolchain::Cuda;
+    const KEY_VERSION: u32 = 1;
 
     /// Loads NVRTC and, unless compile-only, opens the device. Without NVRTC
     /// this is [`BackendError::Unavailable`]; without a driver or a device

@@ -33,6 +33,8 @@ pub trait Driver: Send + Sync + Sized + 'static {
     const TOOLCHAIN: Toolchain;
     /// See [`Backend::isolates_kernels`].
     const ISOLATES_KERNELS: bool = false;
+    /// See [`Backend::key_version`]; each driver keeps its own.
+    const KEY_VERSION: u32;
 
     /// Opens the configured device (where the API needs one to compile).
     fn open(config: &Self::Config) -> Result<Opened<Self>, BackendError>;
@@ -215,6 +217,10 @@ impl<D: Driver> Backend for GpuBackend<D> {
 
     fn language(&self) -> Language {
         D::LANGUAGE
+    }
+
+    fn key_version(&self) -> u32 {
+        D::KEY_VERSION
     }
 
     fn device_index(&self) -> usize {

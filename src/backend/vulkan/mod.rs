@@ -314,6 +314,7 @@ impl Driver for VulkanDriver {
     const FAMILY: &'static str = FAMILY;
     const LANGUAGE: Language = Language::Glsl;
     const TOOLCHAIN: Toolchain = Toolchain::Vulkan;
+    const KEY_VERSION: u32 = 1;
     /// glslang compiles each kernel of a group as a shader of its own (the
     /// concatenation is the group's source only for its key).
     const ISOLATES_KERNELS: bool = true;
