@@ -20,6 +20,15 @@ pub mod opencl;
 pub mod vulkan;
 pub mod workdir;
 
+/// Runs `f` as one keying batch: inside it, every file a key reads (a
+/// header, by content) is stat-checked once, not once per kernel that
+/// includes it (see `cc::includes::memo`, which the GPU drivers' keys share).
+/// Every backend's [`Backend::key_extras`] may be called inside; the resolver
+/// keys each batch in one.
+pub(crate) fn key_batch<R>(f: impl FnOnce() -> R) -> R {
+    cc::includes::memo::batch(f)
+}
+
 /// One kernel of a group, as the renderer wrote it.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelSource<'a> {

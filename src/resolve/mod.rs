@@ -408,7 +408,7 @@ impl<B: Backend + 'static> Resolver<B> {
     /// module docs for the protocol).
     pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
         // One keying batch: each header a key reads is stat-checked once.
-        let keyed = crate::backend::cc::includes::memo::batch(|| {
+        let keyed = crate::backend::key_batch(|| {
             batch
                 .iter()
                 .map(|k| self.keyed(k))
