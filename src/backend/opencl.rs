@@ -46,6 +46,11 @@
 //! of its device. The context and queue are released when the last program
 //! handed out is dropped; until then those programs stay usable. The backend
 //! compiles and loads nothing afterwards.
+//!
+//! [`Backend::clear_cache`]: crate::backend::Backend::clear_cache
+//! [`Backend::load`]: crate::backend::Backend::load
+//! [`Hooks`]: crate::cache::hooks::Hooks
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -88,6 +88,10 @@
 //! [`Hooks::around_clear`]; [`CcBackend::destroy_device`] notifies
 //! `("cc", 0)` before anything is released. A program handed out stays valid
 //! after either: its library closes when the last `Arc` drops.
+//!
+//! [`GuardedCache::sweep_unheld`]: crate::cache::guarded::GuardedCache::sweep_unheld
+//! [`Hooks::around_clear`]: crate::cache::hooks::Hooks::around_clear
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};

@@ -56,6 +56,11 @@
 //! released (`cuDevicePrimaryCtxRelease`) after the last module. Compile
 //! only, there are no driver handles: the destroy notifies and evicts. Either
 //! way the backend compiles and loads nothing afterwards.
+//!
+//! [`Backend::can_run`]: crate::backend::Backend::can_run
+//! [`Backend::clear_cache`]: crate::backend::Backend::clear_cache
+//! [`Hooks`]: crate::cache::hooks::Hooks
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

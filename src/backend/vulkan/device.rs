@@ -35,7 +35,7 @@ impl VulkanDevice {
         &self.driver
     }
 
-    /// The device's index (see [`VulkanConfig::device`]).
+    /// The device's index (see [`VulkanConfig::device`](super::VulkanConfig::device)).
     pub fn index(&self) -> usize {
         self.index
     }

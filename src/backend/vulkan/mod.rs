@@ -75,6 +75,10 @@
 //! dropped, each program having destroyed its own pipelines first; until then
 //! those programs stay usable. The backend compiles and loads nothing
 //! afterwards.
+//!
+//! [`Backend::clear_cache`]: crate::backend::Backend::clear_cache
+//! [`Hooks`]: crate::cache::hooks::Hooks
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::path::PathBuf;
 use std::sync::Arc;
