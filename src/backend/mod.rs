@@ -17,6 +17,7 @@ mod gpu;
 pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
 
 pub mod opencl;
+mod shared;
 pub mod vulkan;
 pub mod workdir;
 

@@ -98,6 +98,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::backend::shared::is_gnu_identifier as is_identifier;
 use crate::backend::workdir::{self, PrivateDir};
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
@@ -200,16 +201,6 @@ pub(crate) fn scan_error_for(backend: &'static str, e: includes::ScanError) -> B
             source,
         },
     }
-}
-
-/// Whether `s` is a C identifier (GCC's `$` included): kernels are found by
-/// symbol, and the symbol names its section of the translation unit.
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 impl CcBackend {

@@ -13,11 +13,10 @@
 //!   a kernel may see more threads than `global` and must guard its index
 //!   (`if (i < n)`), as CUDA kernels always do.
 
-use std::path::{Path, PathBuf};
-
 use super::{BackendError, BackendInfo, CompileJob, Launch};
 
 mod backend;
+pub(crate) use super::shared::{find_on_path, is_identifier};
 pub(crate) mod keys;
 mod lifecycle;
 
@@ -111,14 +110,6 @@ pub(crate) fn kernel_names(job: &CompileJob<'_>) -> Vec<String> {
     job.kernels.iter().map(|k| k.symbol.to_string()).collect()
 }
 
-/// Whether `s` is a C identifier: what every GPU language accepts as a
-/// kernel name, and what a C string can carry.
-pub(crate) fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// Concatenates a group's kernels into one translation unit. Each kernel is
 /// preceded by a `#line 1 "<symbol>"` directive, so a compiler's diagnostics
 /// name the kernel and the line within it rather than a line of the
@@ -192,19 +183,6 @@ pub(crate) fn local_size(launch: &Launch) -> Option<[usize; 3]> {
 /// Work-groups per dimension: `ceil(global / local)`.
 pub(crate) fn group_count(global: [usize; 3], local: [usize; 3]) -> [usize; 3] {
     [0, 1, 2].map(|d| global[d].div_ceil(local[d].max(1)))
-}
-
-/// The first executable named `name` on `PATH`.
-pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
