@@ -76,6 +76,7 @@ mod arch;
 mod device;
 mod find;
 mod nvrtc;
+mod symbols;
 
 use arch::Arch;
 pub use device::CudaDevice;
@@ -266,6 +267,25 @@ impl Cuda {
 }
 
 impl CudaDriver {
+    /// Checks `image` defines the kernel `symbol`, read from the image (a
+    /// compile-only backend has no module to ask).
+    fn check_defines(&self, image: &[u8], symbol: &str) -> Result<(), BackendError> {
+        match symbols::defines(image, self.target, symbol) {
+            Some(true) => Ok(()),
+            Some(false) => Err(BackendError::MissingSymbol {
+                backend: FAMILY,
+                symbol: symbol.to_string(),
+            }),
+            None => Err(BackendError::Load {
+                backend: FAMILY,
+                reason: format!(
+                    "cannot read which kernels the {} defines",
+                    self.target.name()
+                ),
+            }),
+        }
+    }
+
     /// Checks `binary` is what this backend's target produces, as a module
     /// image (PTX with its NUL).
     fn image(&self, binary: &[u8]) -> Result<Vec<u8>, BackendError> {
@@ -444,6 +464,10 @@ impl Driver for CudaDriver {
             .compile(source, &options, self.target)
             .map_err(fail)?;
         let image = self.image(&binary)?;
+        for kernel in job.kernels {
+            self.check_defines(&image, kernel.symbol)
+                .map_err(|e| fail(format!("the program compiled, but {e}")))?;
+        }
         let program = self.program(device, image, gpu::kernel_names(job))?;
         Ok(Compiled {
             program: Arc::new(program),
@@ -452,8 +476,12 @@ impl Driver for CudaDriver {
         })
     }
 
-    fn check_binary(&self, binary: &[u8], _: &[&str]) -> Result<Vec<u8>, BackendError> {
-        self.image(binary)
+    fn check_binary(&self, binary: &[u8], symbols: &[&str]) -> Result<Vec<u8>, BackendError> {
+        let image = self.image(binary)?;
+        for symbol in symbols {
+            self.check_defines(&image, symbol)?;
+        }
+        Ok(image)
     }
 
     fn load(
