@@ -1,4 +1,10 @@
-//! The trait a compiler implements, and one file per compiler.
+//! The trait a compiler implements, and one module per compiler.
+//!
+//! `cc/` implements [`Backend`] itself. The GPU APIs share one
+//! implementation, [`GpuBackend`], over a small [`Driver`] trait: `opencl`,
+//! `cuda/` and `vulkan/` are drivers (open a device, compile and load on it,
+//! launch), and [`opencl::OpenCl`], [`cuda::Cuda`], [`vulkan::Vulkan`] name
+//! `GpuBackend` over each. A new GPU API is one more driver.
 //!
 //! A backend compiles a *group* of kernels (one option list) into one program,
 //! hands back the program's bytes so a store can persist them, loads a program
