@@ -690,6 +690,34 @@ mod cuda {
     }
 
     #[test]
+    fn a_program_without_the_kernel_asked_for_is_refused_even_compile_only() {
+        for target in [CudaTarget::Cubin, CudaTarget::Ptx] {
+            let Some(cuda) = compile_only("sm_80", target) else {
+                return;
+            };
+            let kernels = [KernelSource {
+                symbol: "nonexistent",
+                text: TEXTS[2],
+            }];
+            let err = cuda.compile(&job(&kernels, &[])).unwrap_err();
+            assert!(
+                matches!(&err, BackendError::Compile { log, .. } if log.contains("nonexistent")),
+                "{target:?}: {err}"
+            );
+            let compiled = compile_group(&cuda, TEXTS, "3.0f");
+            let err = cuda.load(&compiled.binary, &["nonexistent"]).unwrap_err();
+            assert!(
+                matches!(&err, BackendError::MissingSymbol { symbol, .. } if symbol == "nonexistent"),
+                "{target:?}: {err}"
+            );
+            assert!(
+                cuda.load(&compiled.binary, &["square"]).is_ok(),
+                "{target:?}"
+            );
+        }
+    }
+
+    #[test]
     fn groups_compile_concurrently() {
         check_concurrent_compiles(default(), TEXTS);
     }

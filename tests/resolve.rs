@@ -55,6 +55,8 @@ struct Recorder {
     uncacheable_compiles: Mutex<HashSet<String>>,
     /// Whether the backend compiles each kernel of a group on its own.
     isolates: std::sync::atomic::AtomicBool,
+    /// What `Backend::key_version` answers.
+    key_version: std::sync::atomic::AtomicU32,
 }
 
 impl Recorder {
@@ -88,6 +90,10 @@ impl Backend for Test {
 
     fn identity(&self) -> &str {
         self.1
+    }
+
+    fn key_version(&self) -> u32 {
+        self.0.key_version.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<Program>, BackendError> {
@@ -315,6 +321,18 @@ fn the_options_and_the_compiler_are_in_the_key() {
     let k1 = r.key(&kernel("a", "= 1", 1)).unwrap();
     let k2 = r2.key(&kernel("a", "= 1", 1)).unwrap();
     assert_ne!(k1, k2, "a change of compiler never hits an old entry");
+}
+
+#[test]
+fn a_change_of_the_backends_key_version_never_hits_an_old_entry() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let before = r.key(&kernel("a", "= 1", 1)).unwrap();
+    assert_eq!(before, r.key(&kernel("a", "= 1", 1)).unwrap());
+    rec.key_version
+        .store(1, std::sync::atomic::Ordering::SeqCst);
+    assert_ne!(before, r.key(&kernel("a", "= 1", 1)).unwrap());
 }
 
 #[test]

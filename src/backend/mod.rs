@@ -1,4 +1,10 @@
-//! The trait a compiler implements, and one file per compiler.
+//! The trait a compiler implements, and one module per compiler.
+//!
+//! `cc/` implements [`Backend`] itself. The GPU APIs share one
+//! implementation, [`GpuBackend`], over a small [`Driver`] trait: `opencl`,
+//! `cuda/` and `vulkan/` are drivers (open a device, compile and load on it,
+//! launch), and [`opencl::OpenCl`], [`cuda::Cuda`], [`vulkan::Vulkan`] name
+//! `GpuBackend` over each. A new GPU API is one more driver.
 //!
 //! A backend compiles a *group* of kernels (one option list) into one program,
 //! hands back the program's bytes so a store can persist them, loads a program
@@ -14,10 +20,21 @@ use std::sync::Arc;
 pub mod cc;
 pub mod cuda;
 mod gpu;
-mod gpu_keys;
+pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
+
 pub mod opencl;
+mod shared;
 pub mod vulkan;
 pub mod workdir;
+
+/// Runs `f` as one keying batch: inside it, every file a key reads (a
+/// header, by content) is stat-checked once, not once per kernel that
+/// includes it (see `cc::includes::memo`, which the GPU drivers' keys share).
+/// Every backend's [`Backend::key_extras`] may be called inside; the resolver
+/// keys each batch in one.
+pub(crate) fn key_batch<R>(f: impl FnOnce() -> R) -> R {
+    cc::includes::memo::batch(f)
+}
 
 /// One kernel of a group, as the renderer wrote it.
 #[derive(Clone, Copy, Debug)]
@@ -299,6 +316,14 @@ pub trait Backend: Send + Sync {
         symbols: &[&str],
     ) -> Result<Arc<Self::Program>, BackendError> {
         self.load(binary, symbols)
+    }
+
+    /// The version of this backend's keys, which goes into every program key
+    /// beside [`crate::key::KEY_VERSION`]: bump it when what the backend
+    /// reports for a key ([`Backend::key_extras`], [`Backend::identity`])
+    /// changes meaning, and only this backend's stored entries miss.
+    fn key_version(&self) -> u32 {
+        0
     }
 
     /// A short line naming the compiler for people (the identity can be long).

@@ -46,6 +46,11 @@
 //! of its device. The context and queue are released when the last program
 //! handed out is dropped; until then those programs stay usable. The backend
 //! compiles and loads nothing afterwards.
+//!
+//! [`Backend::clear_cache`]: crate::backend::Backend::clear_cache
+//! [`Backend::load`]: crate::backend::Backend::load
+//! [`Hooks`]: crate::cache::hooks::Hooks
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -62,10 +67,8 @@ use opencl3::platform::{get_platforms, Platform};
 use opencl3::program::Program;
 use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 
-use super::gpu::{self, Lifecycle};
-use super::{Backend, BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
-use crate::cache::guarded::KernelCache;
-use crate::cache::hooks::{self, Hooks};
+use super::gpu::{self, Driver, GpuBackend, Opened, Toolchain};
+use super::{BackendError, BackendInfo, CompileJob, Compiled, Language, Launch};
 
 const FAMILY: &str = "opencl";
 const MAGIC: &[u8; 8] = b"KCCLPROG";
@@ -193,12 +196,13 @@ impl std::fmt::Debug for OpenClProgram {
     }
 }
 
-/// The OpenCL backend, bound to one device.
+/// The OpenCL backend, bound to one device: [`OpenClDriver`] under the
+/// generic GPU backend.
+pub type OpenCl = GpuBackend<OpenClDriver>;
+
+/// OpenCL's side of [`GpuBackend`]: it keeps nothing besides the device.
 #[derive(Debug)]
-pub struct OpenCl {
-    lifecycle: Lifecycle<OpenClDevice, OpenClProgram>,
-    identity: String,
-}
+pub struct OpenClDriver;
 
 /// A device as enumerated, before a context exists.
 struct Found {
@@ -264,18 +268,19 @@ pub fn probe() -> BackendInfo {
     info
 }
 
-impl OpenCl {
-    /// Opens the configured device: a context and an in-order queue on it;
-    /// its handle cache listens to the process's hooks
-    /// ([`hooks::global`]). Returns [`BackendError::Unavailable`] when there
-    /// is no OpenCL runtime, platform or such device.
-    pub fn new(config: &OpenClConfig) -> Result<Self, BackendError> {
-        Self::with_hooks(config, hooks::global())
-    }
+impl Driver for OpenClDriver {
+    type Config = OpenClConfig;
+    type Device = OpenClDevice;
+    type Program = OpenClProgram;
+    type Image<'a> = &'a [u8];
 
-    /// [`OpenCl::new`], with the handle cache's device-destroy listener
-    /// registered on `hooks` (and teardown notifications sent there).
-    pub fn with_hooks(config: &OpenClConfig, hooks: &Hooks) -> Result<Self, BackendError> {
+    const FAMILY: &'static str = FAMILY;
+    const LANGUAGE: Language = Language::OpenCl;
+    const TOOLCHAIN: Toolchain = Toolchain::OpenCl;
+    const KEY_VERSION: u32 = 1;
+
+    /// A context and an in-order queue on the configured device.
+    fn open(config: &OpenClConfig) -> Result<Opened<Self>, BackendError> {
         let _serialized = device_state();
         let mut found = enumerate().map_err(unavailable)?;
         let count = found.len();
@@ -307,76 +312,24 @@ impl OpenCl {
             index: config.device,
             name,
         });
-        Ok(OpenCl {
-            lifecycle: Lifecycle::new(FAMILY, config.device, Some(device), hooks),
+        Ok(Opened {
+            driver: OpenClDriver,
+            device: Some(device),
+            index: config.device,
             identity,
         })
     }
 
-    /// The device this backend compiles for; `None` once
-    /// [`OpenCl::destroy_device`] ran.
-    pub fn device(&self) -> Option<Arc<OpenClDevice>> {
-        self.lifecycle.current()
-    }
-
-    /// The per-device handle cache of loaded programs (for inspection; the
-    /// backend fills and empties it). A compiled group's entry holds its
-    /// bytes; a loaded program's holds none.
-    pub fn kernel_cache(&self) -> &KernelCache<Compiled<OpenClProgram>> {
-        self.lifecycle.kernels()
-    }
-
-    /// Tears the device down as the teardown contract asks: notifies
-    /// device-destroy listeners of `("opencl", index)` first (this backend's
-    /// cache evicts the device's programs, the layers above forget theirs),
-    /// then lets go of the device, and only then reports a listener failure
-    /// ([`BackendError::Teardown`]). Programs handed out stay usable and keep
-    /// the context alive until the last is dropped; the backend compiles and
-    /// loads nothing afterwards. Calling it again only notifies again.
-    pub fn destroy_device(&self) -> Result<(), BackendError> {
-        self.lifecycle.destroy_device()
-    }
-}
-
-fn build_log(device: &OpenClDevice, program: &Program) -> String {
-    program
-        .get_build_log(device.id)
-        .unwrap_or_else(|e| format!("(no build log: {e})"))
-}
-
-impl Backend for OpenCl {
-    fn key_extras(
+    fn compile(
         &self,
-        kernel: &super::KernelSource<'_>,
-        options: &[String],
-    ) -> Result<super::KeyExtras, BackendError> {
-        super::gpu_keys::key_extras(FAMILY, super::gpu_keys::Driver::OpenCl, kernel, options)
+        device: Option<Arc<OpenClDevice>>,
+        job: &CompileJob<'_>,
+        source: &str,
+    ) -> Result<Compiled<OpenClProgram>, BackendError> {
+        compile_on(&gpu::opened(FAMILY, device)?, job, source)
     }
 
-    type Program = OpenClProgram;
-
-    fn family(&self) -> &'static str {
-        FAMILY
-    }
-
-    fn identity(&self) -> &str {
-        &self.identity
-    }
-
-    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<OpenClProgram>, BackendError> {
-        gpu::check_job(FAMILY, job)?;
-        let source = gpu::concatenate(job);
-        let (extras, uncacheable) =
-            super::gpu_keys::group_key_part(FAMILY, super::gpu_keys::Driver::OpenCl, job);
-        let keyed = format!("{source}{extras}");
-        let mut compiled = self.lifecycle.compile(job, &keyed, |device| {
-            compile_on(&gpu::opened(FAMILY, device)?, job, &source)
-        })?;
-        compiled.uncacheable = uncacheable;
-        Ok(compiled)
-    }
-
-    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<OpenClProgram>, BackendError> {
+    fn check_binary<'a>(&self, binary: &'a [u8], _: &[&str]) -> Result<&'a [u8], BackendError> {
         let fail = |reason: String| BackendError::Load {
             backend: FAMILY,
             reason,
@@ -385,30 +338,23 @@ impl Backend for OpenCl {
         if payload.is_empty() {
             return Err(fail("empty program binary".into()));
         }
-        let program = self.lifecycle.load(binary, |device| {
-            load_on(&gpu::opened(FAMILY, device)?, payload)
-        })?;
-        // A cached program was loaded for other symbols, perhaps.
+        Ok(payload)
+    }
+
+    fn load(
+        &self,
+        device: Option<Arc<OpenClDevice>>,
+        payload: &[u8],
+        _: &[&str],
+    ) -> Result<Arc<OpenClProgram>, BackendError> {
+        load_on(&gpu::opened(FAMILY, device)?, payload)
+    }
+
+    fn check_symbols(&self, program: &OpenClProgram, symbols: &[&str]) -> Result<(), BackendError> {
         for symbol in symbols {
             program.kernel(symbol)?;
         }
-        Ok(program)
-    }
-
-    fn clear_cache(&self) -> Result<(), BackendError> {
-        self.lifecycle.clear()
-    }
-
-    fn language(&self) -> Language {
-        Language::OpenCl
-    }
-
-    fn device_index(&self) -> usize {
-        self.lifecycle.index()
-    }
-
-    fn can_run(&self) -> bool {
-        self.device().is_some()
+        Ok(())
     }
 
     fn launch(
@@ -417,11 +363,7 @@ impl Backend for OpenCl {
         symbol: &str,
         launch: &mut Launch,
     ) -> Result<(), BackendError> {
-        let fail = |reason: String| BackendError::Launch {
-            backend: FAMILY,
-            symbol: symbol.to_string(),
-            reason,
-        };
+        let fail = gpu::launch_error(FAMILY, symbol);
         let device = &program.device;
         let kernel = program.kernel(symbol)?;
         let kernel = kernel.lock().unwrap_or_else(|e| e.into_inner());
@@ -503,6 +445,12 @@ impl Backend for OpenCl {
         }
         Ok(())
     }
+}
+
+fn build_log(device: &OpenClDevice, program: &Program) -> String {
+    program
+        .get_build_log(device.id)
+        .unwrap_or_else(|e| format!("(no build log: {e})"))
 }
 
 /// Builds a group's program from source on `device`.

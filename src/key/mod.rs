@@ -9,7 +9,10 @@
 //!   cache and in the persistent stores.
 //!
 //! Every key carries [`KEY_VERSION`]: bump it whenever the meaning of a key's
-//! inputs changes, and every old entry misses.
+//! inputs changes, and every old entry misses. A program key also carries its
+//! backend's own version ([`crate::backend::Backend::key_version`]): bump
+//! that one when only one backend's keying changes, so the other backends'
+//! entries still hit.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -240,6 +243,10 @@ where
 pub struct ProgramKeyInput<'a> {
     /// The backend family (`cc`, `opencl`, `cuda`, `vulkan`).
     pub backend: &'a str,
+    /// The backend's own key version ([`crate::backend::Backend::key_version`]):
+    /// a change to what one backend's keys mean orphans that backend's
+    /// entries only, where [`KEY_VERSION`] orphans them all.
+    pub backend_key_version: u32,
     /// The compiler's identity: resolved path, version output, target or
     /// architecture; a change of compiler never hits an old entry.
     pub identity: &'a str,
@@ -264,6 +271,7 @@ pub fn program_key(input: &ProgramKeyInput<'_>) -> Digest {
         .part(KEY_VERSION.to_le_bytes())
         .part("program")
         .part(input.backend)
+        .part(input.backend_key_version.to_le_bytes())
         .part(input.identity)
         .part((input.options.len() as u64).to_le_bytes());
     for o in input.options {
@@ -384,6 +392,7 @@ mod tests {
         let extra: &'a [Digest] = Box::leak(vec![digest_parts_raw(["h"])].into_boxed_slice());
         let mut input = ProgramKeyInput {
             backend: "cc",
+            backend_key_version: 1,
             identity: "gcc 12",
             options,
             canonical: b"void k(){}",
@@ -399,6 +408,7 @@ mod tests {
         let base = pkey(|_| {});
         assert_eq!(base, pkey(|_| {}));
         assert_ne!(base, pkey(|i| i.backend = "opencl"));
+        assert_ne!(base, pkey(|i| i.backend_key_version = 2));
         assert_ne!(base, pkey(|i| i.identity = "gcc 13"));
         assert_ne!(base, pkey(|i| i.options = &[]));
         assert_ne!(base, pkey(|i| i.canonical = b"void k(){ }"));

@@ -390,6 +390,7 @@ impl<B: Backend + 'static> Resolver<B> {
         let token = form.kernel_token.map(String::from_utf8_lossy);
         let key = program_key(&ProgramKeyInput {
             backend: self.backend.family(),
+            backend_key_version: self.backend.key_version(),
             identity: self.backend.identity(),
             options: &kernel.options,
             canonical: &form.text,
@@ -410,7 +411,7 @@ impl<B: Backend + 'static> Resolver<B> {
     /// module docs for the protocol).
     pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
         // One keying batch: each header a key reads is stat-checked once.
-        let keyed = crate::backend::cc::includes::memo::batch(|| {
+        let keyed = crate::backend::key_batch(|| {
             batch
                 .iter()
                 .map(|k| self.keyed(k))

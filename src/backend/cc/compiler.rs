@@ -24,6 +24,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::backend::shared::find_program;
 use crate::backend::BackendError;
 use crate::key::Digest;
 
@@ -82,40 +83,6 @@ pub(crate) fn split_spec(spec: &OsStr) -> Result<(String, Vec<String>), String> 
         .next()
         .ok_or_else(|| "the compiler command is empty".to_string())?;
     Ok((program, words.collect()))
-}
-
-#[cfg(unix)]
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(path: &Path) -> bool {
-    path.is_file()
-}
-
-/// `program` as an absolute path: a name with a `/` is taken against `cwd`, a
-/// bare name is searched in `path_var` (`$PATH`) as `execvp` would.
-pub(crate) fn find_program(
-    program: &OsStr,
-    path_var: Option<&OsStr>,
-    cwd: &Path,
-) -> Option<PathBuf> {
-    if program.as_encoded_bytes().contains(&b'/') || Path::new(program).is_absolute() {
-        let p = cwd.join(program);
-        return is_executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var?)
-        .map(|dir| {
-            let dir = if dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                dir
-            };
-            cwd.join(dir).join(program)
-        })
-        .find(|p| is_executable(p))
 }
 
 /// The compiler, resolved and identified once.

@@ -20,18 +20,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::includes::{parse_directive, Closure, Define};
 use crate::canon::MacroNames;
 
-/// Identifiers whose expansion depends on where they are expanded.
-pub(crate) const POSITIONAL: &[&str] = &[
-    "__FILE__",
-    "__LINE__",
-    "__COUNTER__",
-    "__func__",
-    "__FUNCTION__",
-    "__PRETTY_FUNCTION__",
-    "__BASE_FILE__",
-    "__FILE_NAME__",
-    "__INCLUDE_LEVEL__",
-];
+/// Identifiers whose expansion depends on where they are expanded (the
+/// lexer's list: one list for the renamer and the key).
+pub(crate) const POSITIONAL: &[&str] = &crate::canon::dialect::POSITION_MACROS;
 
 /// A name with no body (an option's `-DX`, a documented predefined macro).
 pub(crate) fn bare(name: &str) -> Define {

@@ -88,33 +88,44 @@
 //! [`Hooks::around_clear`]; [`CcBackend::destroy_device`] notifies
 //! `("cc", 0)` before anything is released. A program handed out stays valid
 //! after either: its library closes when the last `Arc` drops.
+//!
+//! [`GuardedCache::sweep_unheld`]: crate::cache::guarded::GuardedCache::sweep_unheld
+//! [`Hooks::around_clear`]: crate::cache::hooks::Hooks::around_clear
+//! [`KernelCache`]: crate::cache::guarded::KernelCache
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::backend::shared::is_gnu_identifier as is_identifier;
 use crate::backend::workdir::{self, PrivateDir};
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
     Language, Launch,
 };
-use crate::cache::guarded::{GuardedCache, GuardedError, Handles, KernelCache};
-use crate::cache::hooks::{self, Hooks};
+use crate::cache::guarded::{GuardedError, KernelCache};
 use crate::key::{Digest, PartsHasher, Source};
 
+mod builder;
 mod compiler;
 pub(crate) mod includes;
 mod keying;
 pub(crate) mod macros;
 mod options;
 mod program;
+mod render;
 
+pub use builder::CcBuilder;
 use compiler::Compiler;
 pub use program::{CcProgram, MAX_BUFFERS, MAX_SCALARS};
+use render::{blamed, render};
 
 /// The family name the backend reports and notifies under.
 pub const FAMILY: &str = "cc";
+
+/// The cc backend's key version (see [`Backend::key_version`]).
+pub const KEY_VERSION: u32 = 1;
 
 /// The host's device index: the backend's only device.
 pub const HOST: usize = 0;
@@ -127,181 +138,6 @@ const BINARY_NAME: &str = "<binary>";
 
 /// The label of the prelude in diagnostics.
 const PRELUDE_LABEL: &str = "<prelude>";
-
-/// Configures a [`CcBackend`]; start from [`CcBackend::builder`].
-#[derive(Clone, Debug)]
-pub struct CcBuilder {
-    program: OsString,
-    args: Vec<String>,
-    spec_error: Option<String>,
-    prelude: String,
-    default_flags: Vec<String>,
-    link_flags: Vec<String>,
-    source_dir: Option<PathBuf>,
-    work_root: Option<PathBuf>,
-    hooks: Option<Hooks>,
-}
-
-impl CcBuilder {
-    /// The compiler command: a program name (searched in `PATH`) or path,
-    /// optionally followed by arguments, split on whitespace (`gcc -m64`).
-    pub fn compiler(mut self, command: impl AsRef<OsStr>) -> Self {
-        match compiler::split_spec(command.as_ref()) {
-            Ok((program, args)) => {
-                self.program = program.into();
-                self.args = args;
-                self.spec_error = None;
-            }
-            Err(e) => self.spec_error = Some(e),
-        }
-        self
-    }
-
-    /// The compiler's program, taken as is (a path may contain spaces), with
-    /// no leading arguments.
-    pub fn compiler_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.program = path.into().into_os_string();
-        self.args.clear();
-        self.spec_error = None;
-        self
-    }
-
-    /// Text put before the kernels of every translation unit (default: none).
-    pub fn prelude(mut self, prelude: impl Into<String>) -> Self {
-        self.prelude = prelude.into();
-        self
-    }
-
-    /// Flags before every job's options (default `-O2`); a job's options
-    /// come after them, so they override.
-    pub fn default_flags<I, S>(mut self, flags: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.default_flags = flags.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Flags after every job's options (default `-lm`).
-    pub fn link_flags<I, S>(mut self, flags: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.link_flags = flags.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The directory kernels' quoted includes, relative `-I` paths and
-    /// `-include` files resolve against; the compiler runs in it. Default:
-    /// the current directory at construction.
-    pub fn source_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.source_dir = Some(dir.into());
-        self
-    }
-
-    /// Where to create the private work directory (default: the system's
-    /// temporary directory, `TMPDIR`).
-    pub fn work_dir_in(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.work_root = Some(dir.into());
-        self
-    }
-
-    /// The hooks registry the backend's handle cache listens on and notifies
-    /// (default: [`hooks::global()`]).
-    pub fn hooks(mut self, hooks: &Hooks) -> Self {
-        self.hooks = Some(hooks.clone());
-        self
-    }
-
-    /// Finds and identifies the compiler, checks the configured flags, and
-    /// creates the work directory.
-    pub fn build(self) -> Result<CcBackend, BackendError> {
-        if let Some(e) = self.spec_error {
-            return Err(BackendError::Unavailable {
-                backend: FAMILY,
-                reason: e,
-            });
-        }
-        let compiler = Compiler::detect(&self.program, self.args)?;
-        let cwd = std::env::current_dir().map_err(|source| BackendError::Io {
-            backend: FAMILY,
-            path: PathBuf::from("."),
-            source,
-        })?;
-        let source_dir = match self.source_dir {
-            Some(dir) => cwd.join(dir),
-            None => cwd,
-        };
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| BackendError::Io {
-                backend: FAMILY,
-                path,
-                source,
-            }
-        };
-        if !std::fs::metadata(&source_dir)
-            .map_err(io(&source_dir))?
-            .is_dir()
-        {
-            return Err(BackendError::Io {
-                backend: FAMILY,
-                path: source_dir,
-                source: std::io::Error::other("the source directory is not a directory"),
-            });
-        }
-        let source_arg = source_dir
-            .to_str()
-            .ok_or_else(|| BackendError::Refused {
-                backend: FAMILY,
-                input: source_dir.display().to_string(),
-                reason: "the source directory must be valid UTF-8 to pass to the compiler".into(),
-            })?
-            .to_string();
-        let work_base = self.work_root.clone().unwrap_or_else(std::env::temp_dir);
-        let work = PrivateDir::create(FAMILY, Some(&work_base), true).map_err(io(&work_base))?;
-        let hooks = self.hooks.unwrap_or_else(|| hooks::global().clone());
-        let kernels = KernelCache::new(
-            FAMILY,
-            &hooks,
-            // Programs own their library; the cache's reference is all it
-            // drops, and the library closes with the last `Arc`.
-            GuardedCache::with_destroy(Handles::Owned, |program: Arc<CcProgram>| {
-                tracing::trace!(
-                    path = %program.path().display(),
-                    still_held = Arc::strong_count(&program) > 1,
-                    "cc handle cache let go of a program"
-                );
-                Ok(())
-            })
-            // A program only the cache holds (the code cache above evicted
-            // it, no caller has it) is let go: its library closes and its
-            // file goes, so a long search stays within the caps.
-            .sweep_unheld(|program| Arc::strong_count(program) > 1),
-        );
-        let mut backend = CcBackend {
-            kernels,
-            identity: String::new(),
-            compiler,
-            prelude: self.prelude,
-            default_flags: self.default_flags,
-            link_flags: self.link_flags,
-            source_dir,
-            source_arg,
-            native: Mutex::new(HashMap::new()),
-            bases: Mutex::new(HashMap::new()),
-            poisoned: Mutex::new(Default::default()),
-            destroyed: std::sync::atomic::AtomicBool::new(false),
-            work,
-        };
-        // The configured flags must pass the same checks as a job's.
-        backend.parse_flags(&[])?;
-        backend.identity = backend.compute_identity();
-        Ok(backend)
-    }
-}
 
 /// The C-compiler backend. See the [module docs](self).
 pub struct CcBackend {
@@ -365,81 +201,6 @@ pub(crate) fn scan_error_for(backend: &'static str, e: includes::ScanError) -> B
             source,
         },
     }
-}
-
-/// Whether `s` is a C identifier (GCC's `$` included): kernels are found by
-/// symbol, and the symbol names its section of the translation unit.
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-}
-
-/// The translation unit of `kernels` after `prelude`.
-fn render(prelude: &str, kernels: &[KernelSource<'_>]) -> String {
-    let len = prelude.len() + kernels.iter().map(|k| k.text.len() + 32).sum::<usize>();
-    let mut tu = String::with_capacity(len + 32);
-    let mut section = |label: &str, text: &str| {
-        tu.push_str("#line 1 \"");
-        tu.push_str(label);
-        tu.push_str("\"\n");
-        tu.push_str(text);
-        if !text.ends_with('\n') {
-            tu.push('\n');
-        }
-    };
-    if !prelude.is_empty() {
-        section(PRELUDE_LABEL, prelude);
-    }
-    for k in kernels {
-        section(k.symbol, k.text);
-    }
-    tu
-}
-
-/// The kernels the compiler's diagnostics blame: those an error is reported
-/// in (`sym:LINE:COL: error:`) or under (`In file included from sym:LINE`).
-/// Empty when no error names a kernel.
-fn blamed(stderr: &str, symbols: &[&str]) -> Vec<String> {
-    let at = |s: &str| -> Option<usize> {
-        let (name, rest) = s.split_once(':')?;
-        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
-            return None;
-        }
-        symbols.iter().position(|k| *k == name)
-    };
-    let mut hit = vec![false; symbols.len()];
-    let mut context = Vec::new();
-    for line in stderr.lines() {
-        let continued = line.strip_prefix("In file included from ").or_else(|| {
-            let t = line.trim_start();
-            (t.len() < line.len())
-                .then(|| t.strip_prefix("from "))
-                .flatten()
-        });
-        if let Some(rest) = continued {
-            context.extend(at(rest));
-            continue;
-        }
-        if line.contains(": error:") || line.contains(": fatal error:") {
-            if let Some(k) = at(line) {
-                hit[k] = true;
-            }
-            for k in context.drain(..) {
-                hit[k] = true;
-            }
-        } else if line.contains(": warning:") || line.contains(": note:") {
-            context.clear();
-        }
-    }
-    symbols
-        .iter()
-        .zip(hit)
-        .filter(|(_, h)| *h)
-        .map(|(s, _)| s.to_string())
-        .collect()
 }
 
 impl CcBackend {
@@ -838,6 +599,10 @@ impl Backend for CcBackend {
         FAMILY
     }
 
+    fn key_version(&self) -> u32 {
+        KEY_VERSION
+    }
+
     fn identity(&self) -> &str {
         &self.identity
     }
@@ -1022,49 +787,5 @@ mod tests {
         for bad in ["", "1k", "a b", "a\"b", "k\n", "a-b", "é"] {
             assert!(!is_identifier(bad), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn render_labels_each_section() {
-        let k = [
-            KernelSource {
-                symbol: "a",
-                text: "void a(void) {}",
-            },
-            KernelSource {
-                symbol: "b",
-                text: "void b(void) {}\n",
-            },
-        ];
-        assert_eq!(
-            render("#include <math.h>", &k),
-            "#line 1 \"<prelude>\"\n#include <math.h>\n\
-             #line 1 \"a\"\nvoid a(void) {}\n#line 1 \"b\"\nvoid b(void) {}\n"
-        );
-        assert_eq!(render("", &k[..1]), "#line 1 \"a\"\nvoid a(void) {}\n");
-    }
-
-    #[test]
-    fn errors_are_blamed_on_their_kernels() {
-        let gcc = "b: In function 'b':\n\
-                   b:3:20: error: 'y' undeclared (first use in this function)\n\
-                   b:3:20: note: each undeclared identifier is reported only once\n\
-                   a:1:1: warning: unused\n";
-        assert_eq!(blamed(gcc, &["a", "b", "c"]), ["b"]);
-        let header = "In file included from c:1:\n\
-                      /src/h.h:1:9: error: expected expression before ';' token\n";
-        assert_eq!(blamed(header, &["a", "b", "c"]), ["c"]);
-        let nested = "In file included from /src/g.h:2,\n                 from a:4:\n\
-                      /src/h.h:1:9: fatal error: x.h: No such file or directory\n";
-        assert_eq!(blamed(nested, &["a", "b"]), ["a"]);
-        let warning_context =
-            "In file included from a:1:\n/src/h.h:1: warning: w\nb:2:1: error: e\n";
-        assert_eq!(blamed(warning_context, &["a", "b"]), ["b"]);
-        assert!(blamed(
-            "ld: cannot find -lfoo\ncollect2: error: ld returned 1",
-            &["a"]
-        )
-        .is_empty());
-        assert!(blamed("<prelude>:1:10: fatal error: nope.h: No such file", &["a"]).is_empty());
     }
 }

@@ -34,9 +34,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::cc::includes::{self, Define};
-use super::cc::macros;
-use super::{BackendError, KernelSource, KeyExtras};
+use crate::backend::cc::includes::{self, Define};
+use crate::backend::cc::macros;
+use crate::backend::{BackendError, KernelSource, KeyExtras};
 
 /// Host-target names a clang-based driver compiling for this host may
 /// predefine without underscores. Only the ones this host's target has: a
@@ -261,7 +261,7 @@ const GLSL: &[&str] = &[
 
 /// Where a driver looks for a kernel's quoted includes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Driver {
+pub enum Toolchain {
     /// PoCL: the working directory, then `-I`.
     OpenCl,
     /// NVRTC: the working directory, then `-I` / `--include-path`.
@@ -270,13 +270,13 @@ pub(crate) enum Driver {
     Vulkan,
 }
 
-fn predefined(driver: Driver) -> &'static Arc<Vec<Define>> {
+fn predefined(driver: Toolchain) -> &'static Arc<Vec<Define>> {
     static SETS: [OnceLock<Arc<Vec<Define>>>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let (i, names) = match driver {
-        Driver::OpenCl => (0, OPENCL),
-        Driver::Cuda => (1, CUDA),
-        Driver::Vulkan => (2, GLSL),
+        Toolchain::OpenCl => (0, OPENCL),
+        Toolchain::Cuda => (1, CUDA),
+        Toolchain::Vulkan => (2, GLSL),
     };
     SETS[i].get_or_init(|| {
         let all = names.iter().chain(HOST_NAMES).chain(macros::POSITIONAL);
@@ -285,12 +285,13 @@ fn predefined(driver: Driver) -> &'static Arc<Vec<Define>> {
 }
 
 /// The predefined names with `options`' own, memoized per option list.
-fn seed(driver: Driver, options: &[String]) -> Arc<Vec<Define>> {
+fn seed(driver: Toolchain, options: &[String]) -> Arc<Vec<Define>> {
     let own = macros::option_defines(options);
     if own.is_empty() {
         return Arc::clone(predefined(driver));
     }
-    type Seeds = std::sync::Mutex<rustc_hash::FxHashMap<(Driver, Vec<String>), Arc<Vec<Define>>>>;
+    type Seeds =
+        std::sync::Mutex<rustc_hash::FxHashMap<(Toolchain, Vec<String>), Arc<Vec<Define>>>>;
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     let mut seeds = SEEDS
         .get_or_init(Default::default)
@@ -324,7 +325,7 @@ fn include_dirs(options: &[String], cwd: &std::path::Path) -> Vec<PathBuf> {
 /// [`super::Backend::key_extras`] for a GPU backend (see the module docs).
 pub(crate) fn key_extras(
     family: &'static str,
-    driver: Driver,
+    driver: Toolchain,
     kernel: &KernelSource<'_>,
     options: &[String],
 ) -> Result<KeyExtras, BackendError> {
@@ -339,15 +340,15 @@ pub(crate) fn key_extras(
         source,
     })?;
     let search = match driver {
-        Driver::OpenCl | Driver::Cuda => {
+        Toolchain::OpenCl | Toolchain::Cuda => {
             includes::search_in_dirs(&include_dirs(options, &cwd), &cwd)
         }
         // The private compile directory holds nothing a kernel can include.
-        Driver::Vulkan => includes::search_in_dirs(&[], &cwd).without_tu_dir(),
+        Toolchain::Vulkan => includes::search_in_dirs(&[], &cwd).without_tu_dir(),
     };
     let label = format!("kernel `{}`", kernel.symbol);
     let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
-        .map_err(|e| super::cc::scan_error_for(family, e))?;
+        .map_err(|e| crate::backend::cc::scan_error_for(family, e))?;
     let merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
     Ok(KeyExtras {
         digests: vec![scanned.closure.digest],
@@ -364,7 +365,7 @@ pub(crate) fn key_extras(
 /// shares, and is uncacheable.
 pub(crate) fn group_key_part(
     family: &'static str,
-    driver: Driver,
+    driver: Toolchain,
     job: &super::CompileJob<'_>,
 ) -> (String, Option<String>) {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -399,7 +400,7 @@ mod tests {
         let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
         key_extras(
             "opencl",
-            Driver::OpenCl,
+            Toolchain::OpenCl,
             &KernelSource { symbol: "k", text },
             &options,
         )
