@@ -51,7 +51,7 @@ def main():
         cc[r["measure"]] = (r["median_s"], r["mad_s"])
 
     def cli(prefix):
-        hits = [v for k, v in hf.items() if k.startswith(prefix)]
+        hits = [v for k, v in hf.items() if prefix in k]
         if len(hits) != 1:
             raise SystemExit(f"bench-peers: no single hyperfine result for {prefix!r}")
         return hits[0]
@@ -64,7 +64,7 @@ def main():
     ]
     for size in ("4KiB", "64KiB"):
         label = size.replace("KiB", " KiB")
-        rows.append((f"file-store get, {label} (verified)", "`FileStore::get`",
+        rows.append((f"file-store get, {label} (kcache verifies)", "`FileStore::get`",
                      criterion(crit_root, f"get_{size}/file"),
                      "`FileStreamProgramCache[key]`", cc[f"get_{size}/file"]))
     for size in ("4KiB", "64KiB"):
