@@ -5,7 +5,7 @@ use kcache::cache::code::Capacity;
 use kcache::cache::hooks::Hooks;
 use kcache::canon::segment_kernel_name;
 use kcache::resolve::census::with_census;
-use kcache::resolve::split::{chunks, programs_for, with_split, Split};
+use kcache::resolve::split::{chunks, programs_for, Split};
 use kcache::resolve::{Kernel, Outcome, ResolveError, Resolver, Threads};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -531,14 +531,16 @@ fn a_split_batch_publishes_every_success_and_returns_the_first_failure_in_batch_
 }
 
 #[test]
-fn the_split_override_scope_wins_over_the_configuration() {
+fn a_resolver_configured_without_a_split_compiles_one_program() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
-    let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
+    let r = resolver(&rec, &hooks)
+        .with_split(Some(Split::new(4)))
+        .with_split(None);
     let batch: Vec<Kernel> = (0..4)
         .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
         .collect();
-    let (_, whole) = with_census(|| with_split(None, || r.resolve(&batch).unwrap()));
+    let whole = r.resolve_counted(&batch).unwrap().census;
     assert_eq!(whole.programs_compiled, 1);
     assert_eq!(whole.concurrent_compiles, 0);
     assert_eq!(
