@@ -1267,6 +1267,7 @@ fn store_lookups_count_kernels_not_store_reads() {
         kcache::resolve::StoreLookups { hits: 0, misses: 2 }
     );
     let reads_before = store.stats().unwrap();
+    assert_eq!((reads_before.hits, reads_before.misses), (0, 2));
     let second = built(&Arc::new(Recorder::default()))
         .hooks(&hooks)
         .store(Arc::clone(&store))
@@ -1285,9 +1286,23 @@ fn store_lookups_count_kernels_not_store_reads() {
         kcache::resolve::StoreLookups { hits: 2, misses: 1 },
         "a and b from the store once each (a's repeat shares its key), c missed"
     );
-    let reads = store.stats().unwrap();
-    assert!(
-        reads.hits - reads_before.hits > 2,
-        "the store itself counted more reads than kernels: {reads:?}"
+    let after = store.stats().unwrap();
+    assert_eq!(
+        (
+            after.hits - reads_before.hits,
+            after.misses - reads_before.misses
+        ),
+        (2, 1),
+        "the store's stats count kernels too, not its three reads: {after:?}"
     );
+}
+
+#[test]
+fn a_direct_store_get_is_still_counted_by_the_store() {
+    let store = MemoryStore::new(1 << 20);
+    store.put(b"k", b"v").unwrap();
+    store.get(b"k").unwrap();
+    store.get(b"absent").unwrap();
+    let st = store.stats().unwrap();
+    assert_eq!((st.hits, st.misses), (1, 1));
 }

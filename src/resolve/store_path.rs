@@ -8,7 +8,7 @@ use super::stored::{
 use super::{Answer, Entry, Outcome, Resolver};
 use crate::backend::Backend;
 use crate::key::Digest;
-use crate::store::StoreError;
+use crate::store::{uncounted, StoreError};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -76,20 +76,19 @@ impl<B: Backend + 'static> Resolver<B> {
             if answers[i].is_some() || uncacheable[i] {
                 continue;
             }
-            let record =
-                looked
-                    .entry(*key)
-                    .or_insert_with(|| match store.get(&kernel_entry_key(key)) {
-                        Ok(Some(bytes)) => decode_record(&bytes).or_else(|| {
-                            tracing::warn!("a stored kernel record is malformed; ignoring it");
-                            None
-                        }),
-                        Ok(None) => None,
-                        Err(e) => {
-                            self.store_failed("get", &e);
-                            None
-                        }
-                    });
+            let record = looked.entry(*key).or_insert_with(|| {
+                match uncounted(|| store.get(&kernel_entry_key(key))) {
+                    Ok(Some(bytes)) => decode_record(&bytes).or_else(|| {
+                        tracing::warn!("a stored kernel record is malformed; ignoring it");
+                        None
+                    }),
+                    Ok(None) => None,
+                    Err(e) => {
+                        self.store_failed("get", &e);
+                        None
+                    }
+                }
+            });
             if let Some((id, symbol)) = record.clone() {
                 match wanted.iter_mut().find(|(p, _)| *p == id) {
                     Some((_, ks)) => ks.push((i, symbol)),
@@ -99,7 +98,7 @@ impl<B: Backend + 'static> Resolver<B> {
         }
         for (id, kernels) in wanted {
             // Only bytes that hash to the id their record names.
-            let binary = match stored::load_program(&**store, &id) {
+            let binary = match uncounted(|| stored::load_program(&**store, &id)) {
                 Ok(Some(b)) => b,
                 Ok(None) => continue,
                 Err(e) => {
@@ -137,12 +136,15 @@ impl<B: Backend + 'static> Resolver<B> {
             self.cache
                 .publish_if_generation(generation, entries, binary.len() as u64);
         }
+        // Counted per kernel here: the reads above left the store's counters be.
         let hits = census.kernels_stored - stored_before;
+        let misses = looked.len() as u64 - hits;
         let lookups = &self.store_lookups;
         lookups.hits.fetch_add(hits, Ordering::Relaxed);
-        lookups
-            .misses
-            .fetch_add(looked.len() as u64 - hits, Ordering::Relaxed);
+        lookups.misses.fetch_add(misses, Ordering::Relaxed);
+        if hits + misses > 0 {
+            store.count_lookups(hits, misses);
+        }
     }
 
     /// Logs a store failure (as a warning the first time: the resolver goes
