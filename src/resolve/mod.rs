@@ -493,13 +493,17 @@ impl<B: Backend + 'static> Resolver<B> {
                 answers[i] = self.cache.find(key).map(|e| (e, Outcome::Reused));
             }
         }
+        let stored_before = census.kernels_stored;
+        let mut looked_up = 0;
         if self.store.is_some() {
             let start = Instant::now();
-            self.load_stored(keys, &uncacheable, answers, generation, census);
+            looked_up = self.load_stored(keys, &uncacheable, answers, generation, census);
             census.load_time += start.elapsed();
         }
         // Held until this function returns: after publishing and storing.
         let _leases = self.take_leases(keys, &uncacheable, answers, generation, census);
+        // After the leases: a kernel waited for and then found is one hit.
+        self.count_store_lookups(census.kernels_stored - stored_before, looked_up);
         // One representative per distinct key, first in batch order; an
         // uncacheable kernel is its own.
         let mut representative: HashMap<Digest, usize> = HashMap::new();

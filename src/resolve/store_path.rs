@@ -57,8 +57,22 @@ impl<B: Backend + 'static> Resolver<B> {
         }
     }
 
+    /// Counts a batch's store lookups per kernel: `looked_up` distinct keys,
+    /// `hits` of them answered (the reads themselves went uncounted).
+    pub(super) fn count_store_lookups(&self, hits: u64, looked_up: u64) {
+        let Some(store) = &self.store else { return };
+        let misses = looked_up.saturating_sub(hits);
+        let lookups = &self.store_lookups;
+        lookups.hits.fetch_add(hits, Ordering::Relaxed);
+        lookups.misses.fetch_add(misses, Ordering::Relaxed);
+        if hits + misses > 0 {
+            store.count_lookups(hits, misses);
+        }
+    }
+
     /// Answers what the store holds among the kernels still missing: each
     /// stored program is loaded once, and published like a compiled one.
+    /// Answers how many distinct keys it looked up.
     pub(super) fn load_stored(
         &self,
         keys: &[Digest],
@@ -66,9 +80,8 @@ impl<B: Backend + 'static> Resolver<B> {
         answers: &mut [Answer<B::Program>],
         generation: u64,
         census: &mut Census,
-    ) {
-        let Some(store) = &self.store else { return };
-        let stored_before = census.kernels_stored;
+    ) -> u64 {
+        let Some(store) = &self.store else { return 0 };
         // Each stored program wanted, with the kernels it answers.
         let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
         let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
@@ -136,15 +149,7 @@ impl<B: Backend + 'static> Resolver<B> {
             self.cache
                 .publish_if_generation(generation, entries, binary.len() as u64);
         }
-        // Counted per kernel here: the reads above left the store's counters be.
-        let hits = census.kernels_stored - stored_before;
-        let misses = looked.len() as u64 - hits;
-        let lookups = &self.store_lookups;
-        lookups.hits.fetch_add(hits, Ordering::Relaxed);
-        lookups.misses.fetch_add(misses, Ordering::Relaxed);
-        if hits + misses > 0 {
-            store.count_lookups(hits, misses);
-        }
+        looked.len() as u64
     }
 
     /// Logs a store failure (as a warning the first time: the resolver goes
