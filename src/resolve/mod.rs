@@ -268,13 +268,16 @@ pub struct Resolver<B: Backend> {
 }
 
 impl<B: Backend + 'static> Resolver<B> {
-    /// A resolver over `backend`, with a code cache sized by
-    /// `KCACHE_CODE_CACHE_BYTES`, listening to the process's hooks.
+    /// A resolver over `backend`, every setting at its default (what
+    /// `Resolver::builder(backend).build()` gives; see [`ResolverBuilder`]):
+    /// a code cache sized by `KCACHE_CODE_CACHE_BYTES`, read now, listening
+    /// to the process's hooks.
     pub fn new(backend: Arc<B>) -> Self {
         Self::with(backend, Capacity::FromEnv, hooks::global())
     }
 
-    /// A resolver with its own capacity, listening to `hooks`.
+    /// A resolver with its own capacity (a [`Capacity::FromEnv`] one is read
+    /// now), listening to `hooks`.
     pub fn with(backend: Arc<B>, capacity: Capacity, hooks: &Hooks) -> Self {
         let cache = CodeCache::new(capacity);
         let on_clear = {
