@@ -41,14 +41,17 @@
 //! use kcache::backend::cc::CcBackend;
 //! use kcache::resolve::{Kernel, Resolver};
 //!
-//! let resolver = Resolver::new(Arc::new(CcBackend::new()?));
+//! // Every setting at its default: no store, a 256 MiB code cache, no split.
+//! let resolver = Resolver::builder(Arc::new(CcBackend::new()?)).build();
 //! let kernel = Kernel::new("scale__seg0", "void scale__seg0(float* n1_x, int n) {\n  for (int i7 = 0; i7 < n; i7++) n1_x[i7] *= 2.0f;\n}\n")
 //!     .bound(["n1_x"]);
 //! let answer = &resolver.resolve(&[kernel])?[0];
 //! // Another candidate's rendering (other counters, another segment index) hits.
 //! let again = Kernel::new("scale__seg3", "void scale__seg3(float* n4_x, int n) {\n  for (int i2 = 0; i2 < n; i2++) n4_x[i2] *= 2.0f;\n}\n")
 //!     .bound(["n4_x"]);
-//! let hit = &resolver.resolve(&[again])?[0];
+//! let batch = resolver.resolve_counted(&[again])?;
+//! assert_eq!(batch.census.kernels_reused, 1);
+//! let hit = &batch.answers[0];
 //! assert!(Arc::ptr_eq(&answer.program, &hit.program));
 //! assert_eq!(&*hit.symbol, "scale__seg0"); // the symbol it was compiled under
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -641,3 +641,18 @@ fn compile_shows_no_progress_when_stderr_is_not_a_terminal() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(err, "", "nothing on a pipe");
 }
+
+#[test]
+fn cache_stats_counts_hits_and_misses_per_kernel() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // One kernel compiled (a miss), then answered from the store (a hit,
+    // though that reads its record and its program).
+    let store = filled_store(t.path());
+    let v = json(&kcache(&store, &["cache", "stats", "--json"]));
+    assert_eq!((&v["hits"], &v["misses"]), (&1.into(), &1.into()), "{v}");
+    let help = stdout(&kcache(&store, &["cache", "stats", "--help"]));
+    assert!(help.contains("per kernel"), "{help}");
+}

@@ -5,7 +5,7 @@ use kcache::cache::code::Capacity;
 use kcache::cache::hooks::Hooks;
 use kcache::canon::segment_kernel_name;
 use kcache::resolve::census::with_census;
-use kcache::resolve::split::{chunks, programs_for, with_split, Split};
+use kcache::resolve::split::{chunks, programs_for, Split};
 use kcache::resolve::{Kernel, Outcome, ResolveError, Resolver, Threads};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -549,14 +549,16 @@ fn a_split_batch_publishes_every_success_and_returns_the_first_failure_in_batch_
 }
 
 #[test]
-fn the_split_override_scope_wins_over_the_configuration() {
+fn a_resolver_configured_without_a_split_compiles_one_program() {
     let rec = Arc::new(Recorder::default());
     let hooks = Hooks::new();
-    let r = resolver(&rec, &hooks).with_split(Some(Split::new(4)));
+    let r = resolver(&rec, &hooks)
+        .with_split(Some(Split::new(4)))
+        .with_split(None);
     let batch: Vec<Kernel> = (0..4)
         .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
         .collect();
-    let (_, whole) = with_census(|| with_split(None, || r.resolve(&batch).unwrap()));
+    let whole = r.resolve_counted(&batch).unwrap().census;
     assert_eq!(whole.programs_compiled, 1);
     assert_eq!(whole.concurrent_compiles, 0);
     assert_eq!(
@@ -1135,4 +1137,190 @@ fn an_uncacheable_kernel_compiles_alone_even_where_kernels_are_isolated() {
     assert_eq!(programs(&rec), [vec!["a", "b"], vec!["t"]]);
     assert_eq!(out[0].outcome, Outcome::Compiled);
     assert_eq!(out[1].outcome, Outcome::Uncacheable);
+}
+
+// ---------------------------------------------------------------------------
+// The builder, and the census a resolve returns.
+
+fn built(rec: &Arc<Recorder>) -> kcache::resolve::ResolverBuilder<'static, Test> {
+    Resolver::builder(Arc::new(Test(Arc::clone(rec), "test-compiler 1.0")))
+}
+
+fn four_kernels() -> Vec<Kernel> {
+    (0..4)
+        .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+        .collect()
+}
+
+#[test]
+fn the_builder_defaults_to_no_store() {
+    let hooks = Hooks::new();
+    let r = built(&Arc::new(Recorder::default())).hooks(&hooks).build();
+    assert!(r.store().is_none());
+}
+
+#[test]
+fn the_builder_defaults_to_no_split() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = built(&rec).hooks(&hooks).build();
+    assert_eq!(r.split(), None);
+    let census = r.resolve_counted(&four_kernels()).unwrap().census;
+    assert_eq!(
+        (census.programs_compiled, census.concurrent_compiles),
+        (1, 0)
+    );
+}
+
+#[test]
+fn the_builder_defaults_to_rayon_threads() {
+    let hooks = Hooks::new();
+    let r = built(&Arc::new(Recorder::default())).hooks(&hooks).build();
+    assert_eq!(r.threads(), Threads::Rayon);
+}
+
+#[test]
+fn the_builder_defaults_to_taking_no_lock_for_an_all_hit_batch() {
+    let hooks = Hooks::new();
+    let r = built(&Arc::new(Recorder::default())).hooks(&hooks).build();
+    assert!(!r.always_locks());
+}
+
+#[test]
+fn the_builder_defaults_to_no_before_compile() {
+    let hooks = Hooks::new();
+    let r = built(&Arc::new(Recorder::default())).hooks(&hooks).build();
+    assert!(!r.has_before_compile());
+}
+
+#[test]
+fn the_builder_sets_every_setting_it_is_given() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let r = built(&rec)
+        .hooks(&hooks)
+        .store(Arc::new(MemoryStore::new(1 << 20)))
+        .code_cache_bytes(12345)
+        .split(Split::new(2))
+        .threads(Threads::Os)
+        .always_lock(true)
+        .before_compile(move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .build();
+    assert!(r.store().is_some());
+    assert_eq!(r.code_cache_bytes(), 12345);
+    assert_eq!(r.split(), Some(Split::new(2)));
+    assert_eq!(r.threads(), Threads::Os);
+    assert!(r.always_locks());
+    r.resolve(&four_kernels()).unwrap();
+    r.resolve(&four_kernels()).unwrap();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "always_lock runs before_compile for the all-hit batch too"
+    );
+}
+
+#[test]
+fn a_builders_hooks_clear_its_code_cache() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = built(&rec).hooks(&hooks).build();
+    r.resolve(&four_kernels()).unwrap();
+    hooks.notify_clear_all().unwrap();
+    let again = r.resolve(&four_kernels()).unwrap();
+    assert!(again.iter().all(|a| a.outcome == Outcome::Compiled));
+}
+
+#[test]
+fn a_split_in_the_builder_is_honoured_without_any_scope() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = built(&rec).hooks(&hooks).split(Split::new(4)).build();
+    let census = r.resolve_counted(&four_kernels()).unwrap().census;
+    assert_eq!(
+        (census.programs_compiled, census.concurrent_compiles),
+        (4, 4)
+    );
+    assert_eq!(rec.compiles.lock().unwrap().len(), 4);
+}
+
+#[test]
+fn the_returned_census_equals_the_thread_local_one() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
+    compile_into(&store, &hooks, kernel("k0", "= 0", 0));
+    let r = resolver(&rec, &hooks).with_store(Some(store));
+    let mut batch = four_kernels();
+    batch.push(kernel("k1", "= 1", 9));
+    let (counted, local) = with_census(|| r.resolve_counted(&batch).unwrap());
+    assert_eq!(counted.census, local);
+    assert_eq!(counted.answers.len(), batch.len());
+    assert_eq!(
+        (
+            local.kernels_requested,
+            local.kernels_stored,
+            local.kernels_compiled
+        ),
+        (5, 1, 3)
+    );
+}
+
+#[test]
+fn store_lookups_count_kernels_not_store_reads() {
+    let hooks = Hooks::new();
+    let store = Arc::new(MemoryStore::new(1 << 20));
+    let batch = [kernel("a", "= 1", 1), kernel("b", "= 2", 1)];
+    let first = built(&Arc::new(Recorder::default()))
+        .hooks(&hooks)
+        .store(Arc::clone(&store))
+        .build();
+    first.resolve(&batch).unwrap();
+    assert_eq!(
+        first.store_lookups(),
+        kcache::resolve::StoreLookups { hits: 0, misses: 2 }
+    );
+    let reads_before = store.stats().unwrap();
+    assert_eq!((reads_before.hits, reads_before.misses), (0, 2));
+    let second = built(&Arc::new(Recorder::default()))
+        .hooks(&hooks)
+        .store(Arc::clone(&store))
+        .build();
+    let out = second
+        .resolve(&[
+            kernel("a", "= 1", 5),
+            kernel("b", "= 2", 6),
+            kernel("a", "= 1", 7),
+            kernel("c", "= 3", 8),
+        ])
+        .unwrap();
+    assert_eq!(out[0].outcome, Outcome::Stored);
+    assert_eq!(
+        second.store_lookups(),
+        kcache::resolve::StoreLookups { hits: 2, misses: 1 },
+        "a and b from the store once each (a's repeat shares its key), c missed"
+    );
+    let after = store.stats().unwrap();
+    assert_eq!(
+        (
+            after.hits - reads_before.hits,
+            after.misses - reads_before.misses
+        ),
+        (2, 1),
+        "the store's stats count kernels too, not its three reads: {after:?}"
+    );
+}
+
+#[test]
+fn a_direct_store_get_is_still_counted_by_the_store() {
+    let store = MemoryStore::new(1 << 20);
+    store.put(b"k", b"v").unwrap();
+    store.get(b"k").unwrap();
+    store.get(b"absent").unwrap();
+    let st = store.stats().unwrap();
+    assert_eq!((st.hits, st.misses), (1, 1));
 }

@@ -116,6 +116,19 @@ impl Bench {
             .unwrap()
     }
 
+    /// `kcache cache stats --json` of the `kind` store.
+    fn stats(&self, kind: &str) -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+            .args(["cache", "stats", "--json", "--store", kind, "--dir"])
+            .arg(self.path("store"))
+            .env_remove("KCACHE_STORE")
+            .env_remove("KCACHE_MAX_BYTES")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     /// Blocks until the first compile is under way (and blocked on the gate).
     fn await_started(&self) {
         let mut line = String::new();
@@ -227,6 +240,14 @@ fn six_processes_on_one_store_compile_each_distinct_kernel_once() {
         }
         assert_eq!(total, KERNELS as u64, "{kind}: compiles by all six");
         assert_eq!(b.compiles(), 1, "{kind}: compiler runs by all six");
+        // Per kernel: the holder's misses; each waiter's kernels found after
+        // the wait are hits only, not a miss first.
+        let st = b.stats(kind);
+        assert_eq!(
+            (st["hits"].as_u64(), st["misses"].as_u64()),
+            (Some(5 * KERNELS as u64), Some(KERNELS as u64)),
+            "{kind}: {st}"
+        );
     }
 }
 

@@ -9,9 +9,10 @@
 //! present is re-pointed: the older group no longer owns it, and that group's
 //! eviction leaves it be.
 //!
-//! The capacity is read on every publish and find, so a configuration read
-//! lazily applies from first use: by default `KCACHE_CODE_CACHE_BYTES`, else
-//! 256 MiB. The bytes retained never exceed it (a group larger than the whole
+//! The capacity is fixed when the cache is created: by default
+//! `KCACHE_CODE_CACHE_BYTES`, read (and, when malformed, warned about) once
+//! then, else 256 MiB; only a [`Capacity::Dynamic`] capacity is read again on
+//! every publish and find. The bytes retained never exceed it (a group larger than the whole
 //! capacity is evicted as soon as it is published; capacity 0 disables the
 //! cache).
 //!
@@ -30,14 +31,16 @@ pub const DEFAULT_CAPACITY: u64 = 256 << 20;
 /// The environment variable that sets the capacity in bytes.
 pub const CAPACITY_ENV: &str = "KCACHE_CODE_CACHE_BYTES";
 
-/// Where a cache reads its capacity from, on every publish and find.
+/// Where a cache takes its capacity from.
 #[derive(Clone)]
 pub enum Capacity {
-    /// `KCACHE_CODE_CACHE_BYTES`, else [`DEFAULT_CAPACITY`].
+    /// `KCACHE_CODE_CACHE_BYTES`, else [`DEFAULT_CAPACITY`], read once when
+    /// the cache is created.
     FromEnv,
     /// A fixed number of bytes.
     Fixed(u64),
-    /// Whatever the function answers at the time.
+    /// Whatever the function answers at the time, read on every publish
+    /// and find.
     Dynamic(Arc<dyn Fn() -> u64 + Send + Sync>),
 }
 
@@ -182,6 +185,11 @@ where
     /// A cache whose capacity comes from `capacity`, registered for
     /// [`with_cold_caches`].
     pub fn new(capacity: Capacity) -> Self {
+        // Read once: a malformed value warns once per cache, not per lookup.
+        let capacity = match capacity {
+            Capacity::FromEnv => Capacity::Fixed(capacity_from_env()),
+            other => other,
+        };
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             capacity,
@@ -278,7 +286,7 @@ where
         self.shared.generation.load(Ordering::SeqCst)
     }
 
-    /// The capacity as read now.
+    /// The capacity (as read now, for a [`Capacity::Dynamic`] one).
     pub fn capacity(&self) -> u64 {
         self.shared.capacity.read()
     }
@@ -459,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn capacity_is_read_on_every_publish_and_find() {
+    fn a_dynamic_capacity_is_read_on_every_publish_and_find() {
         let cap = Arc::new(AtomicU64::new(100));
         let read = Arc::clone(&cap);
         let c: CodeCache<u32, u32> = CodeCache::new(Capacity::Dynamic(Arc::new(move || {

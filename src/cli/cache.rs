@@ -69,8 +69,10 @@ pub struct CacheArgs {
 #[derive(Subcommand, Debug)]
 enum CacheCommand {
     /// The store, its cap, entries, bytes, and the counters since the last
-    /// `zero`: hits, misses (store lookups of kernel records and programs),
-    /// hit rate, evictions, errors, corrupt entries.
+    /// `zero`: hits and misses counted per kernel (a kernel answered from the
+    /// store is one hit, though it reads a record and a program; one looked
+    /// up and compiled is one miss), hit rate, evictions, errors, corrupt
+    /// entries.
     Stats,
     /// One line per entry, most recent first: name, bytes it counts against
     /// the cap (they add up to `stats`' bytes), last access (UTC).

@@ -7,7 +7,6 @@ use super::{write_stdout, Failure};
 use clap::{ArgAction, Args};
 use kcache::backend::Backend;
 use kcache::canon::{CanonOptions, Derivation};
-use kcache::resolve::census::with_census;
 use kcache::resolve::Kernel;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -180,9 +179,10 @@ impl Job for CompileJob {
             format!("resolving {}", plural(batch.len() as u64, "kernel")),
             !args.json,
         );
-        let (resolved, census) = with_census(|| resolver.resolve(&batch));
+        let counted = resolver.resolve_counted(&batch);
         drop(spinner);
-        let resolved = resolved.map_err(|e| super::resolve_failure(&e))?;
+        let counted = counted.map_err(|e| super::resolve_failure(&e))?;
+        let (resolved, census) = (counted.answers, counted.census);
         let out = if args.json {
             let kernels: Vec<serde_json::Value> = inputs
                 .iter()

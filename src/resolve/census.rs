@@ -46,7 +46,8 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 }
 
 impl Census {
-    fn add(&mut self, o: &Census) {
+    /// Adds `o`'s counts and times to these (to total several batches).
+    pub fn add(&mut self, o: &Census) {
         self.kernels_requested += o.kernels_requested;
         self.kernels_reused += o.kernels_reused;
         self.kernels_stored += o.kernels_stored;

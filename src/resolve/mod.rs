@@ -49,11 +49,13 @@
 //! built (it still answers it: a program is reference counted, so the caller's
 //! copy stays valid).
 
+mod builder;
 pub mod census;
 mod concurrent;
 mod groups;
 pub mod lease;
 pub mod split;
+mod store_path;
 pub mod stored;
 
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
@@ -62,7 +64,8 @@ use crate::cache::hooks::{self, HookError, Hooks, Registration};
 use crate::canon::dialect::option_macros;
 use crate::canon::{CanonOptions, MacroNames, Renamer};
 use crate::key::{program_key, Digest, ProgramKeyInput};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
+pub use builder::{IntoStore, ResolverBuilder};
 use census::Census;
 use split::{chunks, programs_for, Split};
 use std::borrow::Cow;
@@ -70,7 +73,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
-use stored::{decode_record, encode_record, kernel_entry_key, program_entry_key, program_id};
+pub use store_path::StoreLookups;
 
 /// One kernel of a batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +161,16 @@ impl<P> Clone for Resolved<P> {
             key: self.key,
         }
     }
+}
+
+/// A resolved batch: each kernel's answer, in batch order, and what the
+/// resolve did.
+#[derive(Debug)]
+pub struct Batch<P> {
+    /// One answer per kernel of the batch.
+    pub answers: Vec<Resolved<P>>,
+    /// What the resolve did.
+    pub census: Census,
 }
 
 /// What the code cache holds per kernel: the program and the symbol the
@@ -250,17 +263,21 @@ pub struct Resolver<B: Backend> {
     store: Option<Arc<dyn Store>>,
     store_errors: AtomicU64,
     store_warned: AtomicBool,
+    store_lookups: store_path::LookupCounters,
     _listeners: Vec<Registration>,
 }
 
 impl<B: Backend + 'static> Resolver<B> {
-    /// A resolver over `backend`, with a code cache sized by
-    /// `KCACHE_CODE_CACHE_BYTES`, listening to the process's hooks.
+    /// A resolver over `backend`, every setting at its default (what
+    /// `Resolver::builder(backend).build()` gives; see [`ResolverBuilder`]):
+    /// a code cache sized by `KCACHE_CODE_CACHE_BYTES`, read now, listening
+    /// to the process's hooks.
     pub fn new(backend: Arc<B>) -> Self {
         Self::with(backend, Capacity::FromEnv, hooks::global())
     }
 
-    /// A resolver with its own capacity, listening to `hooks`.
+    /// A resolver with its own capacity (a [`Capacity::FromEnv`] one is read
+    /// now), listening to `hooks`.
     pub fn with(backend: Arc<B>, capacity: Capacity, hooks: &Hooks) -> Self {
         let cache = CodeCache::new(capacity);
         let on_clear = {
@@ -291,6 +308,7 @@ impl<B: Backend + 'static> Resolver<B> {
             store: None,
             store_errors: AtomicU64::new(0),
             store_warned: AtomicBool::new(false),
+            store_lookups: Default::default(),
             _listeners: vec![on_clear, on_destroy],
         }
     }
@@ -410,6 +428,12 @@ impl<B: Backend + 'static> Resolver<B> {
     /// Answers every kernel of `batch` with a program and a symbol (see the
     /// module docs for the protocol).
     pub fn resolve(&self, batch: &[Kernel]) -> Result<Vec<Resolved<B::Program>>, ResolveError> {
+        self.resolve_counted(batch).map(|b| b.answers)
+    }
+
+    /// [`Resolver::resolve`], with what the resolve did. The census is also
+    /// added to any [`census::with_census`] running on this thread.
+    pub fn resolve_counted(&self, batch: &[Kernel]) -> Result<Batch<B::Program>, ResolveError> {
         // One keying batch: each header a key reads is stat-checked once.
         let keyed = crate::backend::key_batch(|| {
             batch
@@ -441,7 +465,7 @@ impl<B: Backend + 'static> Resolver<B> {
             .count() as u64;
         census::record(&census);
         result?;
-        Ok(answers
+        let answers = answers
             .into_iter()
             .zip(keys)
             .map(|(a, key)| {
@@ -453,7 +477,8 @@ impl<B: Backend + 'static> Resolver<B> {
                     key,
                 }
             })
-            .collect())
+            .collect();
+        Ok(Batch { answers, census })
     }
 
     fn resolve_locked(
@@ -472,13 +497,17 @@ impl<B: Backend + 'static> Resolver<B> {
                 answers[i] = self.cache.find(key).map(|e| (e, Outcome::Reused));
             }
         }
+        let stored_before = census.kernels_stored;
+        let mut looked_up = 0;
         if self.store.is_some() {
             let start = Instant::now();
-            self.load_stored(keys, &uncacheable, answers, generation, census);
+            looked_up = self.load_stored(keys, &uncacheable, answers, generation, census);
             census.load_time += start.elapsed();
         }
         // Held until this function returns: after publishing and storing.
         let _leases = self.take_leases(keys, &uncacheable, answers, generation, census);
+        // After the leases: a kernel waited for and then found is one hit.
+        self.count_store_lookups(census.kernels_stored - stored_before, looked_up);
         // One representative per distinct key, first in batch order; an
         // uncacheable kernel is its own.
         let mut representative: HashMap<Digest, usize> = HashMap::new();
@@ -509,8 +538,7 @@ impl<B: Backend + 'static> Resolver<B> {
         } else {
             groups::isolated_groups(batch, keyed, &reps)
         };
-        let split = split::current_split_override().unwrap_or(self.split);
-        let split = split.filter(|_| self.backend.split_capable());
+        let split = self.split.filter(|_| self.backend.split_capable());
         let programs: Vec<Vec<usize>> = groups
             .iter()
             .flat_map(|g| match split {
@@ -621,115 +649,6 @@ impl<B: Backend + 'static> Resolver<B> {
                 .map(|&i| (keys[i], batch[i].symbol.as_str()))
                 .collect();
             self.store_program(&compiled.binary, &symbols);
-        }
-    }
-
-    /// Writes a program's bytes, then the record of each of its kernels, so a
-    /// reader that finds a record finds its program (unless evicted since).
-    fn store_program(&self, binary: &[u8], kernels: &[(Digest, &str)]) {
-        let Some(store) = &self.store else { return };
-        let id = program_id(binary);
-        if let Err(e) = store.put(&program_entry_key(&id), binary) {
-            self.store_failed("put", &e);
-            return;
-        }
-        for (key, symbol) in kernels {
-            if let Err(e) = store.put(&kernel_entry_key(key), &encode_record(&id, symbol)) {
-                self.store_failed("put", &e);
-                return;
-            }
-        }
-    }
-
-    /// Answers what the store holds among the kernels still missing: each
-    /// stored program is loaded once, and published like a compiled one.
-    fn load_stored(
-        &self,
-        keys: &[Digest],
-        uncacheable: &[bool],
-        answers: &mut [Answer<B::Program>],
-        generation: u64,
-        census: &mut Census,
-    ) {
-        let Some(store) = &self.store else { return };
-        // Each stored program wanted, with the kernels it answers.
-        let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
-        let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
-        for (i, key) in keys.iter().enumerate() {
-            if answers[i].is_some() || uncacheable[i] {
-                continue;
-            }
-            let record =
-                looked
-                    .entry(*key)
-                    .or_insert_with(|| match store.get(&kernel_entry_key(key)) {
-                        Ok(Some(bytes)) => decode_record(&bytes).or_else(|| {
-                            tracing::warn!("a stored kernel record is malformed; ignoring it");
-                            None
-                        }),
-                        Ok(None) => None,
-                        Err(e) => {
-                            self.store_failed("get", &e);
-                            None
-                        }
-                    });
-            if let Some((id, symbol)) = record.clone() {
-                match wanted.iter_mut().find(|(p, _)| *p == id) {
-                    Some((_, ks)) => ks.push((i, symbol)),
-                    None => wanted.push((id, vec![(i, symbol)])),
-                }
-            }
-        }
-        for (id, kernels) in wanted {
-            // Only bytes that hash to the id their record names.
-            let binary = match stored::load_program(&**store, &id) {
-                Ok(Some(b)) => b,
-                Ok(None) => continue,
-                Err(e) => {
-                    self.store_failed("get", &e);
-                    continue;
-                }
-            };
-            let mut symbols: Vec<&str> = kernels.iter().map(|(_, s)| s.as_str()).collect();
-            symbols.sort_unstable();
-            symbols.dedup();
-            let program = match self.backend.load_digested(&binary, &id, &symbols) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.store_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("a stored program failed to load ({e}); compiling instead");
-                    continue;
-                }
-            };
-            census.programs_loaded += 1;
-            let mut entries: Vec<(Digest, Entry<B::Program>)> = Vec::new();
-            for (i, symbol) in kernels {
-                let entry = Entry {
-                    program: Arc::clone(&program),
-                    symbol: Arc::from(symbol.as_str()),
-                };
-                let outcome = if entries.iter().any(|(k, _)| *k == keys[i]) {
-                    Outcome::Reused
-                } else {
-                    census.kernels_stored += 1;
-                    entries.push((keys[i], entry.clone()));
-                    Outcome::Stored
-                };
-                answers[i] = Some((entry, outcome));
-            }
-            self.cache
-                .publish_if_generation(generation, entries, binary.len() as u64);
-        }
-    }
-
-    /// Logs a store failure (as a warning the first time: the resolver goes
-    /// on without the store) and counts it.
-    fn store_failed(&self, op: &str, e: &StoreError) {
-        self.store_errors.fetch_add(1, Ordering::Relaxed);
-        if !self.store_warned.swap(true, Ordering::Relaxed) {
-            tracing::warn!("program store {op} failed ({e}); compiling without it");
-        } else {
-            tracing::debug!("program store {op} failed again: {e}");
         }
     }
 

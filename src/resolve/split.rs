@@ -1,8 +1,6 @@
 //! Split plans: how many programs a group of kernels compiles as, and which
 //! kernels go into each.
 
-use std::cell::RefCell;
-
 /// A split configuration: a batch's kernels of one option list compile as up
 /// to `max_programs` programs of at least `min_kernels` kernels each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -41,30 +39,6 @@ pub fn chunks<T: Clone>(k: usize, idxs: &[T]) -> Vec<Vec<T>> {
         .collect()
 }
 
-thread_local! {
-    static OVERRIDE: RefCell<Vec<Option<Split>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` with `split` in place of whatever a resolver's configuration
-/// gives (on this thread), for tests that compare a split compile with a
-/// whole one in one process. `None` forces whole compiles. Scopes nest.
-pub fn with_split<R>(split: Option<Split>, f: impl FnOnce() -> R) -> R {
-    struct Pop;
-    impl Drop for Pop {
-        fn drop(&mut self) {
-            OVERRIDE.with(|o| o.borrow_mut().pop());
-        }
-    }
-    OVERRIDE.with(|o| o.borrow_mut().push(split));
-    let _pop = Pop;
-    f()
-}
-
-/// The split [`with_split`] puts in place on this thread, if any.
-pub fn current_split_override() -> Option<Option<Split>> {
-    OVERRIDE.with(|o| o.borrow().last().copied())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,16 +75,5 @@ mod tests {
         );
         assert_eq!(chunks(4, &[1, 2]), vec![vec![1], vec![2]]);
         assert_eq!(chunks(2, &[] as &[u8]), Vec::<Vec<u8>>::new());
-    }
-
-    #[test]
-    fn split_override_nests_and_pops() {
-        assert_eq!(current_split_override(), None);
-        with_split(Some(Split::new(2)), || {
-            assert_eq!(current_split_override(), Some(Some(Split::new(2))));
-            with_split(None, || assert_eq!(current_split_override(), Some(None)));
-            assert_eq!(current_split_override(), Some(Some(Split::new(2))));
-        });
-        assert_eq!(current_split_override(), None);
     }
 }

@@ -77,14 +77,18 @@ impl Store for MemoryStore {
         let value = self.lock().touch(key, now);
         match value {
             Some(v) => {
-                Counters::bump(&self.counters.hits);
+                self.counters.hit();
                 Ok(Some(v.to_vec()))
             }
             None => {
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 Ok(None)
             }
         }
+    }
+
+    fn count_lookups(&self, hits: u64, misses: u64) {
+        self.counters.lookups(hits, misses);
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {

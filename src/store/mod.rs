@@ -256,6 +256,15 @@ pub trait Store: Send + Sync + fmt::Debug {
         let _ = (key, wait);
         Ok(LeaseGrant::Free(Box::new(NoLease)))
     }
+
+    /// Counts lookups of kernels in the hits and misses [`Store::stats`]
+    /// reports. The resolver reads its records and programs without the
+    /// store counting those reads, then calls this once per batch, so a
+    /// kernel answered from the store is one hit though it takes two reads.
+    /// The default counts nothing.
+    fn count_lookups(&self, hits: u64, misses: u64) {
+        let _ = (hits, misses);
+    }
 }
 
 /// Why a store operation failed.
@@ -422,9 +431,13 @@ pub struct StoreStats {
     pub entries: u64,
     /// Bytes held, as the cap counts them.
     pub bytes: u64,
-    /// Gets that returned a value.
+    /// Lookups that found their entry: kernels a resolver answered from the
+    /// store (one each, though each reads a record and a program), and any
+    /// other `get` that returned a value.
     pub hits: u64,
-    /// Gets that returned nothing (including corrupt entries).
+    /// Lookups that found nothing: kernels a resolver looked up and did not
+    /// get from the store (no record, or no loadable program), and any other
+    /// `get` that returned nothing (including corrupt entries).
     pub misses: u64,
     /// Entries removed to keep under the byte cap.
     pub evictions: u64,
@@ -568,6 +581,29 @@ impl Clock for ManualClock {
     }
 }
 
+thread_local! {
+    static UNCOUNTED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` with the reads this thread makes left out of every store's hit
+/// and miss counters: the resolver counts per kernel instead, through
+/// [`Store::count_lookups`]. Scopes nest.
+pub(crate) fn uncounted<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            UNCOUNTED.with(|u| u.set(u.get() - 1));
+        }
+    }
+    UNCOUNTED.with(|u| u.set(u.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+fn counting() -> bool {
+    UNCOUNTED.with(|u| u.get() == 0)
+}
+
 /// The counters every store keeps for its own operations.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -579,6 +615,26 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// A read that found its entry (unless the read is [`uncounted`]).
+    pub fn hit(&self) {
+        if counting() {
+            Self::bump(&self.hits);
+        }
+    }
+
+    /// A read that found nothing (unless the read is [`uncounted`]).
+    pub fn miss(&self) {
+        if counting() {
+            Self::bump(&self.misses);
+        }
+    }
+
+    /// Kernel lookups counted by [`Store::count_lookups`].
+    pub fn lookups(&self, hits: u64, misses: u64) {
+        Self::add(&self.hits, hits);
+        Self::add(&self.misses, misses);
+    }
+
     pub fn bump(c: &AtomicU64) {
         c.fetch_add(1, Ordering::Relaxed);
     }

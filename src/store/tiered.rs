@@ -86,7 +86,7 @@ impl Store for Tiered {
                             self.note(&**upper, "promote", &e);
                         }
                     }
-                    Counters::bump(&self.counters.hits);
+                    self.counters.hit();
                     return Ok(Some(v));
                 }
                 Ok(None) => {}
@@ -96,8 +96,12 @@ impl Store for Tiered {
                 }
             }
         }
-        Counters::bump(&self.counters.misses);
+        self.counters.miss();
         first.map_or(Ok(None), Err)
+    }
+
+    fn count_lookups(&self, hits: u64, misses: u64) {
+        self.counters.lookups(hits, misses);
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {

@@ -9,7 +9,7 @@
 pub mod render;
 
 use crate::backend::{Backend, BackendError};
-use crate::resolve::census::{with_census, Census};
+use crate::resolve::census::Census;
 use crate::resolve::{Outcome, ResolveError, Resolver};
 use render::{render, search_space, Buffer, Candidate, Config, Data, Problem};
 use std::time::{Duration, Instant};
@@ -149,7 +149,8 @@ pub fn tune<B: Backend + 'static>(
     let data = Data::new(options.problem, options.seed);
     let reference = data.reference(options.problem);
     let run = !options.compile_only && resolver.backend().can_run();
-    let (trials, census) = with_census(|| -> Result<Vec<Trial>, TuneError> {
+    let mut census = Census::default();
+    let trials = (|| -> Result<Vec<Trial>, TuneError> {
         let mut trials = Vec::new();
         for batch in configs.chunks(options.batch.max(1)) {
             let candidates: Vec<Candidate> = batch
@@ -157,7 +158,9 @@ pub fn tune<B: Backend + 'static>(
                 .map(|c| render(*c, options.problem, language))
                 .collect();
             let kernels: Vec<_> = candidates.iter().flat_map(|c| c.kernels.clone()).collect();
-            let resolved = resolver.resolve(&kernels)?;
+            let counted = resolver.resolve_counted(&kernels)?;
+            census.add(&counted.census);
+            let resolved = counted.answers;
             let mut at = 0;
             for candidate in &candidates {
                 let mine = &resolved[at..at + candidate.kernels.len()];
@@ -179,7 +182,7 @@ pub fn tune<B: Backend + 'static>(
             progress(trials.len());
         }
         Ok(trials)
-    });
+    })();
     let trials = trials?;
     let best = trials
         .iter()

@@ -506,6 +506,10 @@ impl Store for FileStore {
         self.counters.count(self.get_inner(key))
     }
 
+    fn count_lookups(&self, hits: u64, misses: u64) {
+        self.counters.lookups(hits, misses);
+    }
+
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         self.counters.count(self.put_inner(key, value))
     }

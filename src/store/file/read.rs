@@ -95,11 +95,11 @@ impl FileStore {
         let file = match io.open_read(&path) {
             Ok(f) => f,
             Err(e) if not_found(&e) => {
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 return Ok(None);
             }
             Err(e) if in_the_way(&e) => {
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 self.remove_stray(&path);
                 return Ok(None);
             }
@@ -110,13 +110,13 @@ impl FileStore {
             .map_err(|e| StoreError::io("stat", &path, e))?;
         if !meta.file_type().is_file() {
             drop(file);
-            Counters::bump(&self.counters.misses);
+            self.counters.miss();
             self.remove_stray(&path);
             return Ok(None);
         }
         if meta.len() > self.max_entry_len() {
             drop(file);
-            Counters::bump(&self.counters.misses);
+            self.counters.miss();
             let d = Damage::TooLarge {
                 len: meta.len(),
                 max: self.max_entry_len(),
@@ -134,16 +134,16 @@ impl FileStore {
                     tracing::debug!(path = %path.display(), error = %e,
                         "kcache store: could not stamp access time");
                 }
-                Counters::bump(&self.counters.hits);
+                self.counters.hit();
                 Ok(Some(payload))
             }
             Outcome::OtherKey => {
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 Ok(None)
             }
             Outcome::Damaged(d) => {
                 drop(file);
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 self.drop_corrupt(&path, &Snapshot::of(&meta), &d);
                 Ok(None)
             }

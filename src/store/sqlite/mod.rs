@@ -368,14 +368,14 @@ impl SqliteStore {
             })
             .map_err(self.err("read"))?;
         let Some((rowid, row_key, value, sum)) = row else {
-            Counters::bump(&self.counters.misses);
+            self.counters.miss();
             return Ok(None);
         };
         if row_key != key {
             // The index led to another key's row: the database is damaged,
             // and deleting through it could hit anything. `verify` mends it.
             drop(inner);
-            Counters::bump(&self.counters.misses);
+            self.counters.miss();
             Counters::bump(&self.counters.corrupt);
             if !self.foreign_warned.swap(true, Ordering::Relaxed) {
                 tracing::warn!(db = %self.path.display(), key = %key_to_hex(key),
@@ -385,7 +385,7 @@ impl SqliteStore {
         }
         let Some(value) = value else {
             drop(inner);
-            Counters::bump(&self.counters.misses);
+            self.counters.miss();
             let reason = format!(
                 "a value larger than any entry this store keeps ({} bytes); not read",
                 self.max_frame_len()
@@ -402,12 +402,12 @@ impl SqliteStore {
                         tracing::debug!(error = %e, "kcache store: could not write access times");
                     }
                 }
-                Counters::bump(&self.counters.hits);
+                self.counters.hit();
                 Ok(Some(payload))
             }
             Err(damage) => {
                 drop(inner);
-                Counters::bump(&self.counters.misses);
+                self.counters.miss();
                 self.drop_corrupt(key, rowid, &sum, &damage.to_string());
                 Ok(None)
             }
@@ -671,6 +671,10 @@ impl Store for SqliteStore {
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.counters.count(self.get_inner(key))
+    }
+
+    fn count_lookups(&self, hits: u64, misses: u64) {
+        self.counters.lookups(hits, misses);
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
