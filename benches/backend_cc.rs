@@ -48,6 +48,7 @@ fn cc(c: &mut Criterion) {
         options: &[],
         group: 0,
         n_groups: 1,
+        fresh: false,
     };
     let binary = b.compile(&job).unwrap().binary;
 

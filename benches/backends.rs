@@ -78,6 +78,7 @@ fn bench_backend<B: Backend>(c: &mut Criterion, name: &str, backend: Result<B, B
         options: &options,
         group: 0,
         n_groups: 1,
+        fresh: false,
     };
     let binary = backend.compile(&job).expect("the group compiles").binary;
 

@@ -82,6 +82,7 @@ fn compile(
         options,
         group: 0,
         n_groups: 1,
+        fresh: false,
     })
 }
 
@@ -1550,4 +1551,36 @@ fn class2_a_system_header_edited_between_two_resolves_is_compiled_afresh() {
     // Same size, same second: only the contents differ.
     write(&sys, "kc_value.h", "#define KC_V 2.0f\n");
     assert_eq!(value(&r), 2.0);
+}
+
+/// An uncacheable group (`__TIME__`) must be compiled anew every time: the
+/// handle cache would otherwise answer the second compile with the first's
+/// program, whose time is stale.
+#[test]
+fn a_fresh_job_is_never_answered_from_the_handle_cache() {
+    let (_d, b) = need!(in_dir());
+    let kernels = [k("saxpy", SAXPY)];
+    let job = |fresh| CompileJob {
+        kernels: &kernels,
+        options: &[],
+        group: 0,
+        n_groups: 1,
+        fresh,
+    };
+    let cached = b.compile(&job(false)).unwrap();
+    let again = b.compile(&job(false)).unwrap();
+    assert!(
+        Arc::ptr_eq(&cached.program, &again.program),
+        "the handle cache answers a repeat"
+    );
+    let fresh = b.compile(&job(true)).unwrap();
+    assert!(
+        !Arc::ptr_eq(&cached.program, &fresh.program),
+        "a fresh job is compiled anew"
+    );
+    let fresh_again = b.compile(&job(true)).unwrap();
+    assert!(
+        !Arc::ptr_eq(&fresh.program, &fresh_again.program),
+        "and kept nowhere"
+    );
 }

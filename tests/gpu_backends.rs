@@ -25,6 +25,7 @@ fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob
         options,
         group: 0,
         n_groups: 1,
+        fresh: false,
     }
 }
 
@@ -511,6 +512,33 @@ mod opencl {
             "{cached} of {n} programs cached"
         );
         assert!(std::sync::Arc::ptr_eq(&first, &compile(&text(0))));
+    }
+
+    /// The GPU backends' shared lifecycle compiles a fresh job (a group
+    /// holding an uncacheable kernel) anew, and keeps it nowhere.
+    #[test]
+    fn a_fresh_job_is_never_answered_from_the_handle_cache() {
+        let Some(cl) = backend() else { return };
+        let kernels = [KernelSource {
+            symbol: "saxpy",
+            text: TEXTS[0],
+        }];
+        let fresh = CompileJob {
+            fresh: true,
+            ..job(&kernels, &[])
+        };
+        let cached = cl.compile(&job(&kernels, &[])).unwrap().program;
+        assert!(std::sync::Arc::ptr_eq(
+            &cached,
+            &cl.compile(&job(&kernels, &[])).unwrap().program
+        ));
+        let first = cl.compile(&fresh).unwrap().program;
+        assert!(
+            !std::sync::Arc::ptr_eq(&cached, &first),
+            "a fresh job is compiled anew"
+        );
+        let second = cl.compile(&fresh).unwrap().program;
+        assert!(!std::sync::Arc::ptr_eq(&first, &second), "and kept nowhere");
     }
 
     #[test]

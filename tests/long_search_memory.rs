@@ -9,8 +9,10 @@
 //! whole cc backend (translation unit written, compiler process run, output
 //! read, installed as a file of its own, `dlopen`ed, handle-cached, published
 //! to the code cache and evicted from it), but the compiler is a stand-in: a
-//! shell script that answers the identity probes with the real `cc` and
-//! "compiles" by copying an object `cc` built once. That keeps 2,000 compiles
+//! shell script that answers the identity and link-line (`-###`) probes with
+//! the real `cc` and "compiles" by copying an object `cc` built once (and
+//! writing the empty `-MF` report such a compile would: it reads no
+//! header). That keeps 2,000 compiles
 //! at a few seconds (a real `cc` takes 20-40 ms each here) while exercising
 //! every per-program cost kcache itself has (the growth measured in the
 //! issue was kcache's: handles, loaded objects and their bytes, never the
@@ -78,7 +80,9 @@ fn stand_in_compiler(dir: &Path) -> std::path::PathBuf {
         &script,
         format!(
             "#!/bin/sh\nout=\nprev=\nfor a in \"$@\"; do\n  \
-             [ \"$prev\" = -o ] && out=$a\n  prev=$a\ndone\n\
+             [ \"$a\" = '-###' ] && exec {cc} \"$@\"\n  \
+             [ \"$prev\" = -o ] && out=$a\n  [ \"$prev\" = -MF ] && mf=$a\n  prev=$a\ndone\n\
+             [ -n \"$mf\" ] && echo 'x:' > \"$mf\"\n\
              if [ -n \"$out\" ]; then exec cp '{}' \"$out\"; fi\nexec {cc} \"$@\"\n",
             template.display()
         ),

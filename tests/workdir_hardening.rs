@@ -63,6 +63,7 @@ fn job<'a>(kernels: &'a [KernelSource<'a>]) -> CompileJob<'a> {
         options: &[],
         group: 0,
         n_groups: 1,
+        fresh: false,
     }
 }
 

@@ -56,6 +56,11 @@ pub struct CompileJob<'a> {
     pub group: usize,
     /// How many programs the batch compiles.
     pub n_groups: usize,
+    /// Compile anew: answer from no handle cache and keep the result in
+    /// none. The resolver sets it for a group holding an uncacheable kernel
+    /// (`__TIME__`), whose text is the same from compile to compile while
+    /// its program is not.
+    pub fresh: bool,
 }
 
 /// What a compile produced.

@@ -10,11 +10,13 @@ impl<B: Backend + 'static> Resolver<B> {
         &self,
         batch: &[Kernel],
         programs: &[Vec<usize>],
+        uncacheable: &[bool],
     ) -> Vec<Result<Compiled<B::Program>, ResolveError>> {
         let n = programs.len();
         let compile = |p: usize| -> Result<Compiled<B::Program>, ResolveError> {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.compile_one(batch, &programs[p], p, n)
+                let fresh = programs[p].iter().any(|&i| uncacheable[i]);
+                self.compile_one(batch, &programs[p], p, n, fresh)
             }))
             .unwrap_or_else(|panic| {
                 Err(ResolveError::Panicked {

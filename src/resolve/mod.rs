@@ -574,7 +574,7 @@ impl<B: Backend + 'static> Resolver<B> {
             };
         if concurrent {
             let start = Instant::now();
-            let results = self.compile_all(batch, &programs);
+            let results = self.compile_all(batch, &programs, &uncacheable);
             census.compile_time += start.elapsed();
             census.concurrent_compiles += n as u64;
             // Every success is published in batch order; the first failure wins.
@@ -586,7 +586,8 @@ impl<B: Backend + 'static> Resolver<B> {
             // the batch with the earlier groups published.
             for (p, kernels) in programs.iter().enumerate() {
                 let start = Instant::now();
-                let r = self.compile_one(batch, kernels, p, n);
+                let fresh = kernels.iter().any(|&i| uncacheable[i]);
+                let r = self.compile_one(batch, kernels, p, n, fresh);
                 census.compile_time += start.elapsed();
                 let failed = r.is_err();
                 finish(p, r, census);
@@ -669,6 +670,7 @@ impl<B: Backend + 'static> Resolver<B> {
         kernels: &[usize],
         program: usize,
         programs: usize,
+        fresh: bool,
     ) -> Result<Compiled<B::Program>, ResolveError> {
         let texts = self.job(batch, kernels);
         let sources: Vec<KernelSource<'_>> = kernels
@@ -686,6 +688,7 @@ impl<B: Backend + 'static> Resolver<B> {
                 options,
                 group: program,
                 n_groups: programs,
+                fresh,
             })
             .map_err(|source| ResolveError::Compile {
                 program,

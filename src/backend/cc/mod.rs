@@ -628,7 +628,8 @@ impl Backend for CcBackend {
             });
         let tu = render(&self.prelude, job.kernels);
         let key = self.group_key(job, &extras, &tu, &symbols);
-        let poisoned = extras.uncacheable.is_some()
+        let poisoned = job.fresh
+            || extras.uncacheable.is_some()
             || self
                 .poisoned
                 .lock()

@@ -140,6 +140,9 @@ where
         source: &str,
         build: impl FnOnce(Option<Arc<D>>) -> Result<Compiled<P>, BackendError>,
     ) -> Result<Compiled<P>, BackendError> {
+        if job.fresh {
+            return build(self.for_build()?);
+        }
         let key = compile_key(self.index, job, source);
         let cached = self
             .kernels

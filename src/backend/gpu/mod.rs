@@ -200,6 +200,7 @@ pub(crate) mod tests {
             options,
             group: 0,
             n_groups: 1,
+            fresh: false,
         }
     }
 
