@@ -5,6 +5,7 @@
 //! [`rename`] for the rules and why they are sound, [`lexer`] for what the
 //! lexer knows of C, CUDA and OpenCL.
 
+pub mod bind;
 pub mod lexer;
 pub mod rename;
 mod segment;

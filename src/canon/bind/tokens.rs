@@ -1,0 +1,674 @@
+//! The token adapter: [`crate::canon::lexer`]'s tokens as the grammar's
+//! terminals, plus every identifier occurrence the binder must judge.
+//!
+//! The lexer has one `Punct` kind for most punctuators; here they are split
+//! by their bytes, keywords are classified by their spelling, and typedef
+//! names (from [`typedef_names`], a pre-pass: the parser never feeds back
+//! into the lexer) become type names. Comments and directives are dropped;
+//! so are attributes (`[[...]]`, `__attribute__((...))`, `__declspec`,
+//! `__launch_bounds__`, GLSL `layout(...)`), `asm` operands and `_Pragma`,
+//! whose names are opaque occurrences instead. A `:` that closes a `?` is an
+//! operator, so the grammar tells a label from a conditional expression.
+
+use super::Reason;
+use crate::canon::lexer::{for_each_token_spliced, spelling, TokenKind};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// A terminal of `grammar/kernel.lalrpop`.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tok {
+    Ident,
+    TypeName,
+    Lit,
+    Op,
+    Member,
+    LBrace,
+    RBrace,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Semi,
+    Comma,
+    Star,
+    Amp,
+    Assign,
+    Colon,
+    Ellipsis,
+    Typedef,
+    Extern,
+    Storage,
+    Qual,
+    Space,
+    Struct,
+    Enum,
+    If,
+    Else,
+    For,
+    While,
+    Do,
+    Switch,
+    Case,
+    Default,
+    Return,
+    Break,
+    Continue,
+    Goto,
+    /// A C++ construct the grammar does not parse (templates, classes,
+    /// namespaces, lambdas' `operator`s, ...): its item is not parsed.
+    Unsupported,
+}
+
+/// One identifier in code (not in a comment or a directive).
+#[derive(Clone, Debug)]
+pub struct Ident<'t> {
+    /// Where it starts.
+    pub at: usize,
+    /// Its spelling (line splices removed).
+    pub name: Cow<'t, [u8]>,
+    /// Why it can never be a binding occurrence, if it cannot.
+    pub never: Option<Reason>,
+}
+
+/// What the adapter hands the parser and the binder.
+pub struct Adapted<'t> {
+    /// The grammar's terminals, in order.
+    pub toks: Vec<(usize, Tok, usize)>,
+    /// Every identifier in code, in order.
+    pub idents: Vec<Ident<'t>>,
+    /// Names met where no renaming may reach: directives, attribute and
+    /// `asm` text, `_Pragma` strings.
+    pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
+    /// Byte ranges of code between conditional directives (`#if` ...
+    /// `#endif`): a name declared there may not be declared at all.
+    pub conditional: Vec<Range<usize>>,
+    /// Whether the text is GLSL (it has a `#version` line).
+    pub glsl: bool,
+    /// Where the pre-pass found a typedef declaring a name (sorted).
+    pub typedefs: Vec<usize>,
+    /// Why nothing in the text may be renamed, if nothing may.
+    pub whole: Option<String>,
+}
+
+/// Lexes `text` for the grammar. `macros`: names that are macros where the
+/// kernel is compiled, whose bodies are not seen: their arguments are opaque.
+pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Adapted<'t> {
+    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(text.len() / 4 + 1);
+    for_each_token_spliced(text, |kind, span, spliced| {
+        if kind != TokenKind::Whitespace && !kind.is_comment() {
+            raw.push((kind, span, spliced));
+        }
+    });
+    let mut a = Adapted {
+        toks: Vec::with_capacity(raw.len()),
+        idents: Vec::new(),
+        opaque: Vec::new(),
+        conditional: Vec::new(),
+        glsl: false,
+        typedefs: Vec::new(),
+        whole: None,
+    };
+    let directives = Directives::read(text, &raw, &mut a);
+    let typedefs = typedef_names(text, &raw);
+    a.typedefs = typedefs.declaring.clone();
+    let mut ternary: Vec<u32> = vec![0];
+    let mut after_member = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
+        let bytes = &text[span.clone()];
+        i += 1;
+        let tok = match kind {
+            TokenKind::Ident => {
+                let name = if spliced {
+                    spelling(bytes)
+                } else {
+                    Cow::Borrowed(bytes)
+                };
+                if after_member {
+                    after_member = &*name == b"template";
+                    a.idents.push(Ident {
+                        at: span.start,
+                        name,
+                        never: Some(Reason::Member),
+                    });
+                    a.toks.push((span.start, Tok::Ident, span.end));
+                    continue;
+                }
+                if let Some(reason) = opaque_construct(&name, a.glsl) {
+                    // The construct's own word, its qualifiers and its
+                    // parenthesized operands are dropped; their names are opaque.
+                    if reason == Reason::Asm {
+                        while i < raw.len()
+                            && raw[i].0 == TokenKind::Ident
+                            && matches!(
+                                &text[raw[i].1.clone()],
+                                b"volatile" | b"__volatile__" | b"goto" | b"inline"
+                            )
+                        {
+                            i += 1;
+                        }
+                    }
+                    if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
+                        let end = balanced(text, &raw, i);
+                        for (k, s, sp) in &raw[i..end] {
+                            a.opaque_token(text, *k, s.clone(), *sp, reason);
+                        }
+                        i = end;
+                    }
+                    continue;
+                }
+                let tok = if typedefs.declaring.contains(&span.start) {
+                    Tok::Ident
+                } else {
+                    classify(&name, a.glsl, typedefs.names.contains(&*name))
+                };
+                let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let never = if tok == Tok::Ident
+                    && invoked
+                    && (directives.stringizing.iter().any(|m| **m == *name)
+                        || macros.is_some_and(|m| m.contains(&*name))
+                            && !directives.defined.iter().any(|m| **m == *name))
+                {
+                    // A macro whose body may stringize or paste its
+                    // arguments: their names are opaque.
+                    let end = balanced(text, &raw, i);
+                    for (k, s, sp) in &raw[i..end] {
+                        if *k == TokenKind::Ident {
+                            let n = if *sp {
+                                spelling(&text[s.clone()])
+                            } else {
+                                Cow::Borrowed(&text[s.clone()])
+                            };
+                            a.opaque.push((n, Reason::MacroArgument));
+                        }
+                    }
+                    Some(Reason::MacroArgument)
+                } else {
+                    None
+                };
+                if tok == Tok::Ident || tok == Tok::TypeName && typedefs.names.contains(&*name) {
+                    a.idents.push(Ident {
+                        at: span.start,
+                        name,
+                        never,
+                    });
+                }
+                tok
+            }
+            TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
+            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
+                after_member = true;
+                a.toks.push((span.start, Tok::Member, span.end));
+                continue;
+            }
+            TokenKind::Attribute => {
+                words(text, span, Reason::Attribute, &mut a.opaque);
+                continue;
+            }
+            TokenKind::Preprocessor => continue,
+            TokenKind::Punct => match bytes {
+                b"{" | b"(" | b"[" => {
+                    ternary.push(0);
+                    match bytes {
+                        b"{" => Tok::LBrace,
+                        b"(" => Tok::LParen,
+                        _ => Tok::LBracket,
+                    }
+                }
+                b"}" | b")" | b"]" => {
+                    if ternary.len() > 1 {
+                        ternary.pop();
+                    }
+                    match bytes {
+                        b"}" => Tok::RBrace,
+                        b")" => Tok::RParen,
+                        _ => Tok::RBracket,
+                    }
+                }
+                b";" => Tok::Semi,
+                b"," => Tok::Comma,
+                b"*" => Tok::Star,
+                b"&" => Tok::Amp,
+                b"=" => Tok::Assign,
+                b"..." => Tok::Ellipsis,
+                b"?" => {
+                    *ternary.last_mut().expect("never empty") += 1;
+                    Tok::Op
+                }
+                b":" => {
+                    let open = ternary.last_mut().expect("never empty");
+                    if *open > 0 {
+                        *open -= 1;
+                        Tok::Op
+                    } else {
+                        Tok::Colon
+                    }
+                }
+                _ => Tok::Op,
+            },
+            k if k.is_error() => {
+                a.whole
+                    .get_or_insert_with(|| format!("a lexical error at byte {}", span.start));
+                continue;
+            }
+            _ => continue,
+        };
+        after_member = false;
+        a.toks.push((span.start, tok, span.end));
+    }
+    a
+}
+
+impl<'t> Adapted<'t> {
+    /// A token inside an opaque construct: its names are opaque, a string's
+    /// words too (`asm` operands name locals as `%[x]`, `alias("f")` names a
+    /// symbol).
+    fn opaque_token(
+        &mut self,
+        text: &'t [u8],
+        kind: TokenKind,
+        span: Range<usize>,
+        spliced: bool,
+        reason: Reason,
+    ) {
+        match kind {
+            TokenKind::Ident => {
+                let n = if spliced {
+                    spelling(&text[span.clone()])
+                } else {
+                    Cow::Borrowed(&text[span.clone()])
+                };
+                self.idents.push(Ident {
+                    at: span.start,
+                    name: n.clone(),
+                    never: Some(reason),
+                });
+                self.opaque.push((n, reason));
+            }
+            TokenKind::Str | TokenKind::RawStr | TokenKind::Char | TokenKind::Attribute => {
+                words(text, span, reason, &mut self.opaque)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The index just past the balanced group opened at `raw[open]`.
+fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+        if *kind == TokenKind::Punct {
+            match &text[span.clone()] {
+                b"(" | b"[" | b"{" => depth += 1,
+                b")" | b"]" | b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return j + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    raw.len()
+}
+
+/// Every identifier-like word in `text[span]` (a directive, an attribute, a
+/// string the compiler reads): opaque.
+fn words<'t>(
+    text: &'t [u8],
+    span: Range<usize>,
+    reason: Reason,
+    out: &mut Vec<(Cow<'t, [u8]>, Reason)>,
+) {
+    let s = &text[span];
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
+            let start = i;
+            while i < s.len()
+                && (s[i].is_ascii_alphanumeric()
+                    || matches!(s[i], b'_' | b'$' | b'\\' | b'\n' | b'\r')
+                    || s[i] >= 0x80)
+            {
+                i += 1;
+            }
+            let w = &s[start..i];
+            // Conservative: the word as C spells it (splices removed, UCNs
+            // decoded) and each piece between backslashes and newlines.
+            if w.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                let part: Vec<u8> = spelling(w)
+                    .iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'\n' | b'\r'))
+                    .collect();
+                out.push((Cow::Owned(part), reason));
+            }
+            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                if !piece.is_empty() {
+                    out.push((Cow::Borrowed(piece), reason));
+                }
+            }
+        } else if b.is_ascii_digit() {
+            // A number: `2x` names nothing.
+            while i < s.len() && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'_' | b'.')) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// What an identifier-spelled token is for the grammar.
+fn classify(name: &[u8], glsl: bool, typedef: bool) -> Tok {
+    if typedef || is_type_name(name, glsl) {
+        return Tok::TypeName;
+    }
+    match name {
+        b"typedef" => Tok::Typedef,
+        b"extern" => Tok::Extern,
+        b"static" | b"auto" | b"register" | b"inline" | b"__inline" | b"__inline__"
+        | b"_Thread_local" | b"thread_local" | b"__forceinline__" | b"__noinline__"
+        | b"constexpr" | b"_Noreturn" => Tok::Storage,
+        b"const" | b"volatile" | b"restrict" | b"__restrict__" | b"__restrict" | b"_Atomic"
+        | b"__read_only" | b"__write_only" | b"__read_write" | b"read_only" | b"write_only"
+        | b"read_write" | b"signed" | b"unsigned" | b"short" | b"long" | b"_Complex" => Tok::Qual,
+        b"__global__" | b"__device__" | b"__host__" | b"__shared__" | b"__constant__"
+        | b"__managed__" | b"__kernel" | b"kernel" | b"__global" | b"global" | b"__local"
+        | b"local" | b"__constant" | b"constant" | b"__private" | b"private" | b"__generic"
+        | b"generic" => Tok::Space,
+        b"struct" | b"union" => Tok::Struct,
+        b"enum" => Tok::Enum,
+        b"if" => Tok::If,
+        b"else" => Tok::Else,
+        b"for" => Tok::For,
+        b"while" => Tok::While,
+        b"do" => Tok::Do,
+        b"switch" => Tok::Switch,
+        b"case" => Tok::Case,
+        b"default" => Tok::Default,
+        b"return" => Tok::Return,
+        b"break" => Tok::Break,
+        b"continue" => Tok::Continue,
+        b"goto" => Tok::Goto,
+        b"sizeof" | b"_Alignof" | b"alignof" | b"__alignof__" | b"_Generic" | b"true"
+        | b"false" | b"nullptr" | b"_Static_assert" | b"static_assert" => Tok::Op,
+        b"class" | b"template" | b"typename" | b"namespace" | b"using" | b"operator" | b"new"
+        | b"delete" | b"this" | b"try" | b"catch" | b"throw" | b"decltype" | b"typeof"
+        | b"__typeof__" | b"__typeof" | b"__extension__" | b"virtual" | b"friend" | b"public"
+        | b"protected" | b"mutable" | b"explicit" | b"const_cast" | b"static_cast"
+        | b"dynamic_cast" | b"reinterpret_cast" | b"typeid" | b"concept" | b"requires"
+        | b"co_await" | b"co_return" | b"co_yield" | b"__builtin_va_arg" | b"__label__" => {
+            Tok::Unsupported
+        }
+        _ if glsl => match name {
+            b"in" | b"out" | b"inout" | b"uniform" | b"buffer" | b"shared" | b"coherent"
+            | b"readonly" | b"writeonly" | b"flat" | b"smooth" | b"noperspective" | b"highp"
+            | b"mediump" | b"lowp" | b"precise" | b"invariant" => Tok::Space,
+            b"discard" => Tok::Op,
+            // `private` etc. are C keywords GLSL reserves; `struct` above.
+            _ => Tok::Ident,
+        },
+        _ => Tok::Ident,
+    }
+}
+
+/// A construct whose parenthesized operands are opaque, by its first word.
+fn opaque_construct(name: &[u8], glsl: bool) -> Option<Reason> {
+    match name {
+        b"__attribute__"
+        | b"__attribute"
+        | b"__declspec"
+        | b"__launch_bounds__"
+        | b"__cluster_dims__"
+        | b"__align__"
+        | b"alignas"
+        | b"_Alignas"
+        | b"__builtin_offsetof"
+        | b"offsetof" => Some(Reason::Attribute),
+        b"asm" | b"__asm__" | b"__asm" => Some(Reason::Asm),
+        b"_Pragma" | b"__pragma" => Some(Reason::Directive),
+        b"layout" if glsl => Some(Reason::Attribute),
+        _ => None,
+    }
+}
+
+/// Builtin type names of C, CUDA, OpenCL and GLSL (the vector types
+/// included): spelled like identifiers, parsed as type specifiers.
+fn is_type_name(name: &[u8], glsl: bool) -> bool {
+    let base = |n: &[u8]| {
+        matches!(
+            n,
+            b"void"
+                | b"char"
+                | b"int"
+                | b"float"
+                | b"double"
+                | b"bool"
+                | b"_Bool"
+                | b"half"
+                | b"__half"
+                | b"__nv_bfloat16"
+                | b"size_t"
+                | b"ptrdiff_t"
+                | b"intptr_t"
+                | b"uintptr_t"
+                | b"int8_t"
+                | b"int16_t"
+                | b"int32_t"
+                | b"int64_t"
+                | b"uint8_t"
+                | b"uint16_t"
+                | b"uint32_t"
+                | b"uint64_t"
+                | b"uchar"
+                | b"ushort"
+                | b"uint"
+                | b"ulong"
+                | b"dim3"
+                | b"image2d_t"
+                | b"image3d_t"
+                | b"image1d_t"
+                | b"sampler_t"
+                | b"event_t"
+                | b"longlong"
+                | b"ulonglong"
+        )
+    };
+    if base(name) {
+        return true;
+    }
+    // Vector types: `float4`, `uint2`, `half16`, ...; GLSL `vec3`, `ivec2`, `mat4`.
+    let digits = name.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && digits < name.len() {
+        let (stem, n) = name.split_at(name.len() - digits);
+        if matches!(n, b"2" | b"3" | b"4" | b"8" | b"16" | b"1")
+            && matches!(
+                stem,
+                b"char"
+                    | b"uchar"
+                    | b"short"
+                    | b"ushort"
+                    | b"int"
+                    | b"uint"
+                    | b"long"
+                    | b"ulong"
+                    | b"longlong"
+                    | b"ulonglong"
+                    | b"float"
+                    | b"double"
+                    | b"half"
+                    | b"__half"
+                    | b"bool"
+            )
+        {
+            return true;
+        }
+    }
+    glsl && matches!(
+        name,
+        b"vec2"
+            | b"vec3"
+            | b"vec4"
+            | b"ivec2"
+            | b"ivec3"
+            | b"ivec4"
+            | b"uvec2"
+            | b"uvec3"
+            | b"uvec4"
+            | b"bvec2"
+            | b"bvec3"
+            | b"bvec4"
+            | b"dvec2"
+            | b"dvec3"
+            | b"dvec4"
+            | b"mat2"
+            | b"mat3"
+            | b"mat4"
+            | b"float16_t"
+            | b"f16vec2"
+            | b"f16vec4"
+    )
+}
+
+/// What the text's own directives say.
+struct Directives<'t> {
+    /// Macros the text defines.
+    defined: Vec<Cow<'t, [u8]>>,
+    /// Macros the text defines whose bodies use `#` or `##`.
+    stringizing: Vec<Cow<'t, [u8]>>,
+}
+
+impl<'t> Directives<'t> {
+    fn read(
+        text: &'t [u8],
+        raw: &[(TokenKind, Range<usize>, bool)],
+        a: &mut Adapted<'t>,
+    ) -> Directives<'t> {
+        let mut d = Directives {
+            defined: Vec::new(),
+            stringizing: Vec::new(),
+        };
+        let mut depth = 0usize;
+        let mut open_at = 0usize;
+        for (kind, span, _) in raw {
+            if *kind != TokenKind::Preprocessor {
+                continue;
+            }
+            words(text, span.clone(), Reason::Directive, &mut a.opaque);
+            let line = spelling(&text[span.clone()]).into_owned();
+            let body = line[1..].trim_ascii_start();
+            let word_len = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            let (word, rest) = body.split_at(word_len);
+            match word {
+                b"version" => a.glsl = true,
+                b"if" | b"ifdef" | b"ifndef" => {
+                    if depth == 0 {
+                        open_at = span.end;
+                    }
+                    depth += 1;
+                }
+                b"endif" => {
+                    if depth == 1 {
+                        a.conditional.push(open_at..span.start);
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b"define" => {
+                    let rest = rest.trim_ascii_start();
+                    let n = rest
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+                        .count();
+                    let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
+                    let body = &rest[n..];
+                    if body.contains(&b'#') {
+                        d.stringizing.push(name.clone());
+                    }
+                    let balance = |o: u8, c: u8| {
+                        body.iter().filter(|&&b| b == o).count()
+                            != body.iter().filter(|&&b| b == c).count()
+                    };
+                    if balance(b'{', b'}') || balance(b'(', b')') || balance(b'[', b']') {
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` has unbalanced brackets",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    }
+                    d.defined.push(name);
+                }
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            a.conditional.push(open_at..text.len());
+        }
+        d
+    }
+}
+
+/// What the typedef pre-pass found.
+pub struct Typedefs<'t> {
+    /// The names.
+    pub names: rustc_hash::FxHashSet<Cow<'t, [u8]>>,
+    /// Where each declaring occurrence starts, in order.
+    pub declaring: Vec<usize>,
+}
+
+/// The names the text's `typedef` declarations declare, found without
+/// parsing: in each `typedef ... ;`, an identifier followed by `;`, `,`,
+/// `[` or `)` outside any parameter list, or the name in `(*name)`. The
+/// grammar checks the guess: every typedef it parses must be in this set and
+/// every name in it declared by one it parses, or nothing is renamed.
+pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]) -> Typedefs<'t> {
+    let mut out = Typedefs {
+        names: rustc_hash::FxHashSet::default(),
+        declaring: Vec::new(),
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i].0 == TokenKind::Ident && &text[raw[i].1.clone()] == b"typedef" {
+            let mut depth = 0i32;
+            let mut j = i + 1;
+            while j < raw.len() {
+                let b = &text[raw[j].1.clone()];
+                if raw[j].0 == TokenKind::Punct {
+                    match b {
+                        b"(" | b"[" | b"{" => depth += 1,
+                        b")" | b"]" | b"}" => depth -= 1,
+                        b";" if depth <= 0 => break,
+                        _ => {}
+                    }
+                } else if raw[j].0 == TokenKind::Ident {
+                    let next = raw.get(j + 1).map(|t| &text[t.1.clone()]);
+                    let prev = raw.get(j.wrapping_sub(1)).map(|t| &text[t.1.clone()]);
+                    let declares = depth == 0 && matches!(next, Some(b";" | b"," | b"["))
+                        || depth == 1 && prev == Some(b"*") && next == Some(b")");
+                    if declares {
+                        let n = if raw[j].2 {
+                            spelling(b)
+                        } else {
+                            Cow::Borrowed(b)
+                        };
+                        out.names.insert(n);
+                        out.declaring.push(raw[j].1.start);
+                    }
+                }
+                j += 1;
+            }
+            i = j;
+        }
+        i += 1;
+    }
+    out
+}
