@@ -91,6 +91,10 @@ pub struct CanonOptions {
     pub symbols: bool,
     /// Whether `v<digits>_...` names are scope locals.
     pub scope_locals: bool,
+    /// Whether to rename every name the kernel declares (parameters, locals,
+    /// labels) whose occurrences all refer to a declaration in it, whatever
+    /// the other rules select (see [`super::bind`]).
+    pub infer: bool,
 }
 
 impl Default for CanonOptions {
@@ -103,6 +107,7 @@ impl Default for CanonOptions {
             derivations: Vec::new(),
             symbols: true,
             scope_locals: true,
+            infer: false,
         }
     }
 }
@@ -123,6 +128,13 @@ pub struct Canonical {
     pub bound_renamed: bool,
     /// Why bound renaming was refused.
     pub reason: Option<String>,
+    /// Names renamed by inference alone (no other rule selected them), in
+    /// order of first occurrence.
+    pub inferred: Vec<String>,
+    /// Names the rules selected (or, with inference, the kernel declares)
+    /// that were left as written, each with why: the binder did not verify
+    /// them (see [`super::bind`]).
+    pub kept: Vec<(String, String)>,
 }
 
 impl Canonical {
@@ -150,6 +162,10 @@ pub struct Renamer {
     reason: Option<String>,
     /// Macro names where the kernel is compiled: never renamed.
     macros: Option<std::sync::Arc<super::MacroNames>>,
+    infer: bool,
+    /// Whether the binder's verdicts apply (off only in this module's tests
+    /// of the renaming mechanics).
+    verify: bool,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -208,6 +224,8 @@ impl Renamer {
             scope_locals: options.scope_locals,
             reason,
             macros: None,
+            infer: options.infer,
+            verify: true,
         }
     }
 
@@ -215,6 +233,13 @@ impl Renamer {
     /// function (see [`crate::backend::KeyExtras::position_macros`]).
     /// Not yet consulted: the raw-text rule that uses them is to come.
     pub fn with_position_macros(self, _macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self
+    }
+
+    /// The rules alone, without the binder: for tests of the mechanics.
+    #[cfg(test)]
+    fn unverified(mut self) -> Renamer {
+        self.verify = false;
         self
     }
 
@@ -227,6 +252,22 @@ impl Renamer {
     /// The canonical form of `text`.
     pub fn canonicalize(&self, text: &[u8]) -> Canonical {
         let pass = self.pass(text, true);
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut kept: Vec<(String, String)> = pass
+            .refused
+            .iter()
+            .map(|(n, r)| (lossy(n), r.clone()))
+            .collect();
+        if self.infer {
+            for d in pass.binding.declared() {
+                if !matches!(pass.taken.get(d.as_ref()), Some(Taken::Renamed(_)))
+                    && !pass.refused.iter().any(|(n, _)| n == d)
+                {
+                    kept.push((lossy(d), pass.why(d)));
+                }
+            }
+        }
+        let inferred = pass.inferred.iter().map(|n| lossy(n)).collect();
         let renamed = pass
             .order
             .iter()
@@ -248,6 +289,8 @@ impl Renamer {
             renamed,
             bound_renamed: self.reason.is_none(),
             reason: self.reason.clone(),
+            inferred,
+            kept,
         }
     }
 
@@ -271,35 +314,41 @@ impl Renamer {
     /// stands after a member operator; and marked, when a kept name collides.
     /// `record`: keep the renaming map, in order of first occurrence.
     fn pass<'t>(&self, text: &'t [u8], record: bool) -> Pass<'_, 't, 't> {
-        let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, Default::default());
-        pass.record = record;
+        let binding = std::rc::Rc::new(super::bind::bind(text, self.macros.as_deref()));
+        let new = |prefix, marked, members| {
+            let mut p = Pass::new(self, text, prefix, marked, members, binding.clone());
+            p.record = record;
+            p
+        };
+        let mut pass = new(BASE_PREFIX.to_vec(), false, Default::default());
         pass.run();
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
-            pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
-            pass.record = record;
+            pass = new(BASE_PREFIX.to_vec(), false, members.clone());
             pass.run();
         }
         if pass.collision {
             let mut kept = FxHashSet::default();
-            let mut collect = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
+            let mut collect = new(BASE_PREFIX.to_vec(), false, members.clone());
+            collect.record = false;
             collect.kept = Some(&mut kept);
             collect.run();
-            pass = Pass::new(self, text, free_prefix(&kept), true, members);
-            pass.record = record;
+            drop(collect);
+            pass = new(free_prefix(&kept), true, members);
             pass.run();
         }
         pass
     }
 
-    /// What happens to a name at a renamable position.
+    /// What happens to a name at a renamable position, by the rules alone
+    /// (the binder's verdict comes after).
     fn decide(&self, name: &[u8]) -> Decision {
         let class = self.classes.get(name).copied();
         if class == Some(Class::Never)
             || is_keyword(name)
             || self.macros.as_ref().is_some_and(|m| m.contains(name))
         {
-            return Decision::Keep;
+            return Decision::Never;
         }
         if self.kernel_name.as_deref() == Some(name) {
             return Decision::Token;
@@ -339,8 +388,12 @@ enum Class {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Decision {
+    /// Never renamed (kept, free, a keyword, a macro).
+    Never,
+    /// Not selected by the rules (inference may still rename it).
     Keep,
     Token,
+    /// Selected by the rules: renamed when verified.
     Rename,
 }
 
@@ -385,6 +438,13 @@ struct Pass<'r, 't, 'k> {
     keep: FxHashSet<Cow<'t, [u8]>>,
     /// Renamable names met after a member operator in this pass.
     member_conflicts: FxHashSet<Cow<'t, [u8]>>,
+    /// Which names the text binds (shared by the passes over one text).
+    binding: std::rc::Rc<super::bind::Binding<'t>>,
+    /// Names the rules selected that the binder did not verify, with why
+    /// (recorded only when `record` is set).
+    refused: Vec<(Cow<'t, [u8]>, String)>,
+    /// Names renamed by inference alone (recorded only when `record` is set).
+    inferred: Vec<Cow<'t, [u8]>>,
 }
 
 impl<'r, 't, 'k> Pass<'r, 't, 'k> {
@@ -394,6 +454,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         prefix: Vec<u8>,
         marked: bool,
         keep: FxHashSet<Cow<'t, [u8]>>,
+        binding: std::rc::Rc<super::bind::Binding<'t>>,
     ) -> Self {
         Pass {
             renamer,
@@ -417,6 +478,31 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             kept: None,
             keep,
             member_conflicts: FxHashSet::default(),
+            binding,
+            refused: Vec::new(),
+            inferred: Vec::new(),
+        }
+    }
+
+    /// Why the binder did not verify `name`, in words.
+    fn why(&self, name: &[u8]) -> String {
+        match self.binding.verdict(name) {
+            Ok(()) => match self.renamer.decide(name) {
+                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
+                Decision::Never
+                    if self
+                        .renamer
+                        .macros
+                        .as_ref()
+                        .is_some_and(|m| m.contains(name)) =>
+                {
+                    super::bind::Reason::Macro.describe().to_string()
+                }
+                Decision::Never => "is listed in keep or free".to_string(),
+                _ => "stands after a member operator".to_string(),
+            },
+            Err(super::bind::Reason::Whole) => self.binding.whole.clone().unwrap_or_default(),
+            Err(r) => r.describe().to_string(),
         }
     }
 
@@ -526,12 +612,34 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Takes the decision for a spelling met for the first time.
     fn take(&mut self, spelled: Cow<'t, [u8]>) -> Taken {
         let decision = if self.keep.contains(&spelled) {
-            Decision::Keep
+            Decision::Never
         } else {
-            self.renamer.decide(&spelled)
+            match self.renamer.decide(&spelled) {
+                // A name is renamed only when the binder verified it.
+                Decision::Rename
+                    if self.renamer.verify && self.binding.verdict(&spelled).is_err() =>
+                {
+                    if self.record {
+                        let why = self.why(&spelled);
+                        self.refused.push((spelled.clone(), why));
+                    }
+                    Decision::Never
+                }
+                Decision::Keep
+                    if self.renamer.infer
+                        && self.binding.verdict(&spelled).is_ok()
+                        && self.binding.declares(&spelled) =>
+                {
+                    if self.record {
+                        self.inferred.push(spelled.clone());
+                    }
+                    Decision::Rename
+                }
+                d => d,
+            }
         };
         let taken = match decision {
-            Decision::Keep => Taken::Keep {
+            Decision::Keep | Decision::Never => Taken::Keep {
                 collides: self.kept_collides(&spelled),
             },
             Decision::Token => {
@@ -743,7 +851,7 @@ mod tests {
     fn canon_with(text: &str, f: impl FnOnce(&mut CanonOptions)) -> Canonical {
         let mut o = CanonOptions::default();
         f(&mut o);
-        canonical_kernel(text.as_bytes(), &o)
+        Renamer::new(&o).unverified().canonicalize(text.as_bytes())
     }
 
     fn canon(text: &str, f: impl FnOnce(&mut CanonOptions)) -> String {

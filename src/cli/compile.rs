@@ -25,7 +25,8 @@ pub struct CompileArgs {
     /// A compiler option for every file (repeatable), e.g. --option=-O3.
     #[arg(long = "option", value_name = "FLAG", action = ArgAction::Append, allow_hyphen_values = true)]
     options: Vec<String>,
-    /// A JSON list of {"file", "kernel_name", "bound", "keep", "free", "options"}
+    /// A JSON list of {"file", "kernel_name", "bound", "keep", "free",
+    /// "derivations", "options", "infer"}
     /// (paths relative to the manifest) instead of FILE arguments.
     #[arg(long, value_name = "M.json", conflicts_with = "files")]
     manifest: Option<PathBuf>,
@@ -54,6 +55,9 @@ struct ManifestEntry {
     derivations: Vec<String>,
     #[serde(default)]
     options: Vec<String>,
+    /// Rename every name the kernel declares that the binder verifies
+    /// (`--infer` for this entry; the flag's value when absent).
+    infer: Option<bool>,
 }
 
 /// A kernel to compile, and the file it came from (as the user named it).
@@ -114,6 +118,7 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
                 keep: e.keep,
                 free: e.free,
                 derivations,
+                infer: e.infer.unwrap_or(args.rename.infer),
                 ..CanonOptions::default()
             };
             let mut input = read_kernel(&base.join(&e.file), canon, e.options)?;

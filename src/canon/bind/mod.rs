@@ -111,15 +111,18 @@ pub struct Binding<'t> {
 }
 
 impl<'t> Binding<'t> {
-    /// Whether `name` may be renamed: `Ok`, or why not.
+    /// Whether `name` may be renamed: `Ok`, or why not. A name that never
+    /// stands in code (only in comments) may: renaming it changes no code.
     pub fn verdict(&self, name: &[u8]) -> Result<(), Reason> {
         if self.whole.is_some() {
             return Err(Reason::Whole);
         }
-        self.verdicts
-            .get(name)
-            .copied()
-            .unwrap_or(Err(Reason::Free))
+        self.verdicts.get(name).copied().unwrap_or(Ok(()))
+    }
+
+    /// Whether a binding declaration in the text declares `name`.
+    pub fn declares(&self, name: &[u8]) -> bool {
+        self.declared.iter().any(|d| **d == *name)
     }
 
     /// Names a binding declaration in the text declares (parameters, locals,
@@ -299,7 +302,11 @@ fn judge<'t>(
             }
         }
     };
-    // First pass: declarations.
+    // Opaque occurrences first, so theirs is the reason given.
+    for (name, reason) in &a.opaque {
+        fail(&mut b.verdicts, name, *reason);
+    }
+    // Then declarations.
     for id in &a.idents {
         let Some(&i) = by_at.get(&id.at) else {
             continue;
@@ -322,7 +329,7 @@ fn judge<'t>(
             DeclKind::Typedef => fail(&mut b.verdicts, &id.name, Reason::Typedef),
         }
     }
-    // Second pass: every occurrence.
+    // Then every occurrence.
     for id in &a.idents {
         let reason = if let Some(r) = id.never {
             Some(r)
@@ -344,9 +351,6 @@ fn judge<'t>(
                 b.verdicts.entry(id.name.clone()).or_insert(Ok(()));
             }
         }
-    }
-    for (name, reason) in &a.opaque {
-        fail(&mut b.verdicts, name, *reason);
     }
 }
 

@@ -189,13 +189,18 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                 } else {
                     None
                 };
-                if tok == Tok::Ident || tok == Tok::TypeName && typedefs.names.contains(&*name) {
-                    a.idents.push(Ident {
-                        at: span.start,
-                        name,
-                        never,
-                    });
-                }
+                // Keywords and type names are occurrences too, never binding
+                // ones: a name the rules select that is spelled like one is kept.
+                let never = match tok {
+                    Tok::Ident => never,
+                    Tok::TypeName if typedefs.names.contains(&*name) => Some(Reason::Typedef),
+                    _ => Some(Reason::Free),
+                };
+                a.idents.push(Ident {
+                    at: span.start,
+                    name,
+                    never,
+                });
                 tok
             }
             TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
@@ -471,6 +476,10 @@ fn is_type_name(name: &[u8], glsl: bool) -> bool {
                 | b"uint"
                 | b"ulong"
                 | b"dim3"
+                | b"wchar_t"
+                | b"char8_t"
+                | b"char16_t"
+                | b"char32_t"
                 | b"image2d_t"
                 | b"image3d_t"
                 | b"image1d_t"
@@ -560,14 +569,33 @@ impl<'t> Directives<'t> {
             if *kind != TokenKind::Preprocessor {
                 continue;
             }
-            words(text, span.clone(), Reason::Directive, &mut a.opaque);
-            let line = spelling(&text[span.clone()]).into_owned();
+            let line = strip_comments(&spelling(&text[span.clone()]));
             let body = line[1..].trim_ascii_start();
             let word_len = body
                 .iter()
                 .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
                 .count();
             let (word, rest) = body.split_at(word_len);
+            // A header name (`<a.h>`, `"a.h"`) names a file, not a macro.
+            let header = matches!(word, b"include" | b"include_next" | b"import")
+                && matches!(rest.trim_ascii_start().first(), Some(b'<' | b'"'));
+            if !header {
+                // A function-like macro's parameters are its own: they name
+                // nothing outside it.
+                let params = if word == b"define" {
+                    macro_params(rest.trim_ascii_start())
+                } else {
+                    Vec::new()
+                };
+                let mut found = Vec::new();
+                words(&line, 0..line.len(), Reason::Directive, &mut found);
+                a.opaque.extend(
+                    found
+                        .into_iter()
+                        .filter(|(w, _)| !params.iter().any(|p| **p == **w))
+                        .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
+                );
+            }
             match word {
                 b"version" => a.glsl = true,
                 b"if" | b"ifdef" | b"ifndef" => {
@@ -615,6 +643,60 @@ impl<'t> Directives<'t> {
         }
         d
     }
+}
+
+/// A directive line with its comments blanked (the preprocessor reads a
+/// comment as a space); quotes are honoured.
+fn strip_comments(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            q @ (b'"' | b'\'') => {
+                let start = i;
+                i += 1;
+                while i < line.len() && line[i] != q {
+                    i += if line[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(line.len());
+                out.extend_from_slice(&line[start..i]);
+            }
+            b'/' if line.get(i + 1) == Some(&b'/') => break,
+            b'/' if line.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(line.len());
+                out.push(b' ');
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The parameter names of `NAME(a, b)` at the start of a `#define`'s rest
+/// (none for an object-like macro: no `(` right after the name).
+fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
+    let n = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+        .count();
+    if rest.get(n) != Some(&b'(') {
+        return Vec::new();
+    }
+    let Some(close) = rest[n..].iter().position(|&b| b == b')') else {
+        return Vec::new();
+    };
+    rest[n + 1..n + close]
+        .split(|&b| b == b',')
+        .map(|p| p.trim_ascii().to_vec())
+        .filter(|p| !p.is_empty() && p.as_slice() != b"...")
+        .collect()
 }
 
 /// What the typedef pre-pass found.
