@@ -10,7 +10,10 @@ fn canon(text: &str, o: &CanonOptions) -> String {
 }
 
 fn kept(c: &kcache::canon::Canonical, name: &str) -> Option<String> {
-    c.kept.iter().find(|(n, _)| n == name).map(|(_, r)| r.clone())
+    c.kept
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, r)| r.clone())
 }
 
 #[test]
@@ -38,7 +41,8 @@ fn a_name_a_macro_body_uses_is_kept() {
 #[test]
 fn stringized_and_pasted_arguments_are_kept() {
     for def in ["#define S(x) #x", "#define S(x) v_##x"] {
-        let text = format!("{def}\nvoid k(float* a) {{ for (int i1 = 0; i1 < 4; i1++) a[i1] = S(i1); }}");
+        let text =
+            format!("{def}\nvoid k(float* a) {{ for (int i1 = 0; i1 < 4; i1++) a[i1] = S(i1); }}");
         let c = Renamer::new(&CanonOptions::default()).canonicalize(text.as_bytes());
         assert_eq!(c.text, text.as_bytes(), "{def}");
         assert!(kept(&c, "i1").unwrap().contains("macro"), "{def}");

@@ -29,6 +29,7 @@
 //! and its uses alike. Anything the grammar cannot parse keeps its names as
 //! written: not renaming is always sound.
 
+pub mod neutral;
 pub mod sink;
 pub mod tokens;
 
@@ -106,6 +107,8 @@ pub struct Binding<'t> {
     verdicts: FxHashMap<Cow<'t, [u8]>, Result<(), Reason>>,
     /// Names declared by a binding declaration, in order of first declaration.
     declared: Vec<Cow<'t, [u8]>>,
+    /// Names of the functions the text defines (in items that parsed).
+    functions: Vec<Cow<'t, [u8]>>,
     /// Why nothing in the text is verified, if nothing is.
     pub whole: Option<String>,
 }
@@ -118,6 +121,12 @@ impl<'t> Binding<'t> {
             return Err(Reason::Whole);
         }
         self.verdicts.get(name).copied().unwrap_or(Ok(()))
+    }
+
+    /// The names of the functions the text defines, in order (only those in
+    /// items the grammar parsed).
+    pub fn functions(&self) -> &[Cow<'t, [u8]>] {
+        &self.functions
     }
 
     /// Whether a binding declaration in the text declares `name`.
@@ -150,9 +159,14 @@ pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Bi
     let parser = kernel::ItemParser::new();
     let mut unparsed: Vec<(usize, usize)> = Vec::new();
     for chunk in items(&a.toks) {
-        let (nd, ns, nn) = {
+        let (nd, ns, nn, nf) = {
             let s = sink.borrow();
-            (s.decls.len(), s.scopes.len(), s.never.len())
+            (
+                s.decls.len(),
+                s.scopes.len(),
+                s.never.len(),
+                s.functions.len(),
+            )
         };
         let toks = chunk.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
         if parser.parse(&sink, toks).is_err() {
@@ -160,10 +174,20 @@ pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Bi
             s.decls.truncate(nd);
             s.scopes.truncate(ns);
             s.never.truncate(nn);
+            s.functions.truncate(nf);
             unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
         }
     }
     let mut sink = sink.into_inner();
+    let mut k = 0;
+    for &at in &sink.functions {
+        while k < a.idents.len() && a.idents[k].at < at {
+            k += 1;
+        }
+        if let Some(id) = a.idents.get(k).filter(|id| id.at == at) {
+            binding.functions.push(id.name.clone());
+        }
+    }
     // The pre-pass's typedef guess must be what the grammar found.
     let mut parsed_typedefs: Vec<usize> = sink
         .decls

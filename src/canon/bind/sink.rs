@@ -84,6 +84,8 @@ pub struct Sink {
     pub never: Vec<(usize, usize)>,
     /// Whether the text is GLSL (it has a `#version` line).
     pub glsl: bool,
+    /// Where each function definition's name stands.
+    pub functions: Vec<usize>,
 }
 
 type Reject = ParseError<usize, Tok, ()>;
@@ -128,6 +130,7 @@ impl Sink {
             }
         }
         self.push(d.at, d.end, 0, DeclKind::Linkage);
+        self.functions.push(d.at);
         Ok(())
     }
 
