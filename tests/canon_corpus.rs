@@ -757,6 +757,8 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
         reason: None,
         inferred: Vec::new(),
         kept: Vec::new(),
+        given_up: None,
+        unparsed: Vec::new(),
     }
 }
 

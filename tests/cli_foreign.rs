@@ -32,7 +32,10 @@ fn have_cc() -> bool {
         .is_ok_and(|o| o.status.success());
     let required =
         std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(ok || !required, "cc is required here, and no C compiler runs");
+    assert!(
+        ok || !required,
+        "cc is required here, and no C compiler runs"
+    );
     ok
 }
 
@@ -88,7 +91,11 @@ fn infer_and_neutral_names_share_one_compile_across_names_and_styles() {
     assert_eq!(inferred["kernels_compiled"], 3, "{inferred}");
     // Inference and neutral names: one compile.
     let neutral = run("s3", &["--infer", "--neutral-name"]);
-    assert_eq!(outcomes(&neutral), ["compiled", "reused", "reused"], "{neutral}");
+    assert_eq!(
+        outcomes(&neutral),
+        ["compiled", "reused", "reused"],
+        "{neutral}"
+    );
     let symbols: Vec<&str> = neutral["kernels"]
         .as_array()
         .unwrap()
@@ -112,7 +119,11 @@ fn the_kernel_name_is_the_one_function_the_file_defines() {
     .unwrap();
     let out = json(&kcache(
         &dir.path().join("store"),
-        &["compile", "--json", dir.path().join("file_stem.c").to_str().unwrap()],
+        &[
+            "compile",
+            "--json",
+            dir.path().join("file_stem.c").to_str().unwrap(),
+        ],
     ));
     assert_eq!(out["kernels"][0]["symbol"], "real_name", "{out}");
 }
@@ -133,7 +144,12 @@ fn manifest_fields_infer_and_neutral_name() {
     .unwrap();
     let out = json(&kcache(
         &dir.path().join("store"),
-        &["compile", "--json", "--manifest", dir.path().join("m.json").to_str().unwrap()],
+        &[
+            "compile",
+            "--json",
+            "--manifest",
+            dir.path().join("m.json").to_str().unwrap(),
+        ],
     ));
     assert_eq!(outcomes(&out), ["compiled", "reused", "compiled"], "{out}");
     assert_eq!(out["kernels"][2]["symbol"], "scale");

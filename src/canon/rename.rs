@@ -135,6 +135,12 @@ pub struct Canonical {
     /// that were left as written, each with why: the binder did not verify
     /// them (see [`super::bind`]).
     pub kept: Vec<(String, String)>,
+    /// Why the binder verified no name of the kernel (a lexical error, a
+    /// macro that pastes tokens, ...), when it verified none.
+    pub given_up: Option<String>,
+    /// Byte ranges of the kernel's top-level items the grammar did not
+    /// parse: their names are kept as written.
+    pub unparsed: Vec<(usize, usize)>,
 }
 
 impl Canonical {
@@ -291,6 +297,8 @@ impl Renamer {
             reason: self.reason.clone(),
             inferred,
             kept,
+            given_up: pass.binding.whole.clone(),
+            unparsed: pass.binding.unparsed().to_vec(),
         }
     }
 

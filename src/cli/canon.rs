@@ -67,7 +67,9 @@ pub struct CanonArgs {
     rename: RenameFlags,
     /// Print one JSON object: canonical, kernel_token, renamed, bound_renamed,
     /// reason, kept (each name the rules or inference would rename that was
-    /// left as written, with why) and, with `--infer`, inferred.
+    /// left as written, with why), given_up (why no name was verified, if
+    /// none was), unparsed (byte ranges of items not parsed) and, with
+    /// `--infer`, inferred.
     #[arg(long)]
     json: bool,
     /// The kernel text; standard input when absent or `-`.
@@ -95,6 +97,8 @@ pub fn canon(args: CanonArgs) -> Result<ExitCode, Failure> {
             "bound_renamed": c.bound_renamed,
             "reason": c.reason,
             "kept": kept,
+            "given_up": c.given_up,
+            "unparsed": c.unparsed,
         });
         if args.rename.infer {
             obj["inferred"] = serde_json::json!(c.inferred);

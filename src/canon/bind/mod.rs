@@ -107,6 +107,8 @@ pub struct Binding<'t> {
     verdicts: FxHashMap<Cow<'t, [u8]>, Result<(), Reason>>,
     /// Names declared by a binding declaration, in order of first declaration.
     declared: Vec<Cow<'t, [u8]>>,
+    /// Byte ranges of the top-level items the grammar did not parse.
+    unparsed: Vec<(usize, usize)>,
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
     /// Why nothing in the text is verified, if nothing is.
@@ -121,6 +123,12 @@ impl<'t> Binding<'t> {
             return Err(Reason::Whole);
         }
         self.verdicts.get(name).copied().unwrap_or(Ok(()))
+    }
+
+    /// Byte ranges `[start, end)` of the top-level items the grammar did
+    /// not parse (their names are kept as written).
+    pub fn unparsed(&self) -> &[(usize, usize)] {
+        &self.unparsed
     }
 
     /// The names of the functions the text defines, in order (only those in
@@ -207,6 +215,7 @@ pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Bi
     }
     resolve_pending(&mut sink);
     judge(&a, &sink, &unparsed, &mut binding);
+    binding.unparsed = unparsed;
     binding
 }
 

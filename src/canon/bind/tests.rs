@@ -50,12 +50,17 @@ fn free_names_calls_and_globals_are_kept() {
 
 #[test]
 fn members_tags_and_struct_bodies_never_bind() {
-    let k =
-        "void f(struct s* p, int x, int y) { struct s { int x; } q; p->y = x; q.x = 1; s = 0; }";
+    let k = "void f(struct s* p, int x, int y) { struct s { int x; } q; p->y = x; q.x = 1; }";
     kept(k, "y", Reason::Member);
     kept(k, "s", Reason::Tag);
     kept(k, "x", Reason::Tag);
     ok(k, &["p", "q"]);
+    // A tag defined with a body names a type (as in C++): a variable spelled
+    // like it makes its item unparsed.
+    let k = "struct s { int v; };\nvoid f(int s, int t) { s = t; }";
+    let b = bind(k.as_bytes(), None);
+    assert!(b.verdict(b"s").is_err());
+    assert_eq!(b.verdict(b"t"), Err(Reason::Unparsed));
 }
 
 #[test]

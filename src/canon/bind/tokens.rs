@@ -115,11 +115,14 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
     a.typedefs = typedefs.declaring.clone();
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
+    // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
+    let mut after_tag = false;
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
         let bytes = &text[span.clone()];
         i += 1;
+        let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
             TokenKind::Ident => {
                 let name = if spliced {
@@ -160,11 +163,19 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     }
                     continue;
                 }
-                let tok = if typedefs.declaring.contains(&span.start) {
+                let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let tok = if typedefs.declaring.contains(&span.start) || tag_here {
                     Tok::Ident
+                } else if next_is_word && is_opencl_space(&name) {
+                    // OpenCL's unprefixed address spaces are keywords only
+                    // there; elsewhere `kernel` or `local` is a name. Before
+                    // another word (`global float* x`) it is the keyword.
+                    Tok::Space
                 } else {
-                    classify(&name, a.glsl, typedefs.names.contains(&*name))
+                    let tag_type = typedefs.tags.contains(&*name);
+                    classify(&name, a.glsl, tag_type || typedefs.names.contains(&*name))
                 };
+                after_tag = matches!(&*name, b"struct" | b"union" | b"enum" | b"class");
                 let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
                 let never = if tok == Tok::Ident
                     && invoked
@@ -333,12 +344,20 @@ fn words<'t>(
     let mut i = 0;
     while i < s.len() {
         let b = s[i];
-        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
+        if b == b'\\'
+            && s.get(i + 1)
+                .is_some_and(|c| !matches!(c, b'u' | b'U' | b'\n' | b'\r'))
+        {
+            // An escape in a string (`\n`): no word.
+            i += 2;
+        } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
             let start = i;
             while i < s.len()
                 && (s[i].is_ascii_alphanumeric()
-                    || matches!(s[i], b'_' | b'$' | b'\\' | b'\n' | b'\r')
-                    || s[i] >= 0x80)
+                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
+                    || s[i] >= 0x80
+                    // A backslash continues a word only as a UCN or a splice.
+                    || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
             {
                 i += 1;
             }
@@ -384,9 +403,8 @@ fn classify(name: &[u8], glsl: bool, typedef: bool) -> Tok {
         | b"__read_only" | b"__write_only" | b"__read_write" | b"read_only" | b"write_only"
         | b"read_write" | b"signed" | b"unsigned" | b"short" | b"long" | b"_Complex" => Tok::Qual,
         b"__global__" | b"__device__" | b"__host__" | b"__shared__" | b"__constant__"
-        | b"__managed__" | b"__kernel" | b"kernel" | b"__global" | b"global" | b"__local"
-        | b"local" | b"__constant" | b"constant" | b"__private" | b"private" | b"__generic"
-        | b"generic" => Tok::Space,
+        | b"__managed__" | b"__kernel" | b"__global" | b"__local" | b"__constant"
+        | b"__private" | b"__generic" => Tok::Space,
         b"struct" | b"union" => Tok::Struct,
         b"enum" => Tok::Enum,
         b"if" => Tok::If,
@@ -421,6 +439,14 @@ fn classify(name: &[u8], glsl: bool, typedef: bool) -> Tok {
         },
         _ => Tok::Ident,
     }
+}
+
+/// OpenCL C's address-space and kernel keywords without underscores.
+fn is_opencl_space(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"kernel" | b"global" | b"local" | b"constant" | b"private" | b"generic"
+    )
 }
 
 /// A construct whose parenthesized operands are opaque, by its first word.
@@ -618,7 +644,16 @@ impl<'t> Directives<'t> {
                         .count();
                     let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
                     let body = &rest[n..];
-                    if body.contains(&b'#') {
+                    if body.windows(2).any(|w| w == b"##") {
+                        // A pasted name is no token: it may refer to any
+                        // declaration, so none may be renamed.
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` pastes tokens (##)",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    } else if body.contains(&b'#') {
                         d.stringizing.push(name.clone());
                     }
                     let balance = |o: u8, c: u8| {
@@ -703,6 +738,10 @@ fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
 pub struct Typedefs<'t> {
     /// The names.
     pub names: rustc_hash::FxHashSet<Cow<'t, [u8]>>,
+    /// Tags defined with a body (`struct P { ... }`): in C++ they name a type
+    /// without the keyword, so they are parsed as type names (in C a name
+    /// that is also a tag's then fails to parse, and is kept).
+    pub tags: rustc_hash::FxHashSet<Cow<'t, [u8]>>,
     /// Where each declaring occurrence starts, in order.
     pub declaring: Vec<usize>,
 }
@@ -715,8 +754,26 @@ pub struct Typedefs<'t> {
 pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]) -> Typedefs<'t> {
     let mut out = Typedefs {
         names: rustc_hash::FxHashSet::default(),
+        tags: rustc_hash::FxHashSet::default(),
         declaring: Vec::new(),
     };
+    for w in raw.windows(3) {
+        if w[0].0 == TokenKind::Ident
+            && matches!(
+                &text[w[0].1.clone()],
+                b"struct" | b"union" | b"enum" | b"class"
+            )
+            && w[1].0 == TokenKind::Ident
+            && &text[w[2].1.clone()] == b"{"
+        {
+            let b = &text[w[1].1.clone()];
+            out.tags.insert(if w[1].2 {
+                spelling(b)
+            } else {
+                Cow::Borrowed(b)
+            });
+        }
+    }
     let mut i = 0;
     while i < raw.len() {
         if raw[i].0 == TokenKind::Ident && &text[raw[i].1.clone()] == b"typedef" {
