@@ -19,6 +19,14 @@
 //! and renaming the declaration but not the access would let a kernel that
 //! does not compile share a key with one that does.
 //!
+//! Whatever the rules select, a name is renamed only when the binder
+//! ([`super::bind`]) verifies that the kernel binds it: every occurrence in
+//! code refers to a declaration in the kernel, and none stands where a
+//! renaming cannot follow (a directive, an attribute, `asm`, an argument of a
+//! stringizing macro, an unparsed item, ...). [`Canonical::kept`] says why a
+//! selected name was left as written. With [`CanonOptions::infer`], every
+//! name the kernel declares that the binder verifies is renamed too.
+//!
 //! Comments are renamed like code. If `bound` meets `free`, or holds a
 //! reserved name (`__x`, `_X`) or a keyword, no bound name and no name derived
 //! from one is renamed (symbols and scope locals still are), and
@@ -28,9 +36,10 @@
 //!
 //! # Why this is sound
 //!
-//! Every renamed name is bound in the kernel (declared there: a declaration
-//! shadows any outer meaning throughout its scope; parameters are passed by
-//! position; the kernel is looked up through the symbol the cache stores), and
+//! Every renamed name is bound in the kernel, as the binder checks (declared
+//! there: a declaration shadows any outer meaning throughout its scope;
+//! parameters are passed by position; the kernel is looked up through the
+//! symbol the cache stores), and
 //! distinct names get distinct canonical names, so two kernels with equal
 //! canonical forms are equal up to a renaming of their own bindings.
 //!
@@ -44,7 +53,7 @@
 //! matches `kc<digits>` there), so the marker cannot be forged, and the text,
 //! together with the kernel token, determines the kernel up to renaming.
 
-use super::lexer::{for_each_token_spliced, spelling, TokenKind};
+use super::lexer::{spelling, TokenKind};
 use logos::Logos;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
@@ -523,20 +532,24 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        for_each_token_spliced(text, |kind, span, spliced| match kind {
-            TokenKind::Ident => {
-                // `a.template f<T>()`: the member is the name after `template`.
-                let template = after_member && &text[span.clone()] == b"template";
-                self.name(span.start, span.end, after_member, spliced);
-                after_member = template;
+        // The binder's lexing of the text, reused: one lexing per text.
+        let binding = self.binding.clone();
+        for (kind, span, spliced) in binding.tokens().iter().cloned() {
+            match kind {
+                TokenKind::Ident => {
+                    // `a.template f<T>()`: the member is the name after `template`.
+                    let template = after_member && &text[span.clone()] == b"template";
+                    self.name(span.start, span.end, after_member, spliced);
+                    after_member = template;
+                }
+                TokenKind::LineComment
+                | TokenKind::BlockComment
+                | TokenKind::UnterminatedComment => self.comment(span.start, span.end),
+                TokenKind::Whitespace => {}
+                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
+                _ => after_member = false,
             }
-            TokenKind::LineComment | TokenKind::BlockComment | TokenKind::UnterminatedComment => {
-                self.comment(span.start, span.end)
-            }
-            TokenKind::Whitespace => {}
-            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-            _ => after_member = false,
-        });
+        }
         self.out.extend_from_slice(&text[self.copied..]);
     }
 

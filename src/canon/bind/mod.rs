@@ -38,7 +38,7 @@ mod kernel {
     include!(concat!(env!("OUT_DIR"), "/kernel.rs"));
 }
 
-use rustc_hash::FxHashMap;
+use crate::canon::lexer::TokenKind;
 use sink::{DeclKind, Sink, PENDING};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -103,14 +103,21 @@ impl Reason {
 /// What [`bind`] found.
 #[derive(Debug, Default)]
 pub struct Binding<'t> {
-    /// Each name met in code: `Ok` when verified, else why not.
-    verdicts: FxHashMap<Cow<'t, [u8]>, Result<(), Reason>>,
+    /// The id of each name met (in code, a directive or an opaque region).
+    index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
+    /// Per id: `None` when the name never stands in code, `Ok` when verified,
+    /// else why not.
+    verdicts: Vec<Option<Result<(), Reason>>>,
     /// Names declared by a binding declaration, in order of first declaration.
     declared: Vec<Cow<'t, [u8]>>,
+    /// Per id: whether [`Binding::declared`] holds it.
+    is_declared: Vec<bool>,
     /// Byte ranges of the top-level items the grammar did not parse.
     unparsed: Vec<(usize, usize)>,
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
+    /// Every token but blanks, comments included.
+    tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
     /// Why nothing in the text is verified, if nothing is.
     pub whole: Option<String>,
 }
@@ -122,7 +129,10 @@ impl<'t> Binding<'t> {
         if self.whole.is_some() {
             return Err(Reason::Whole);
         }
-        self.verdicts.get(name).copied().unwrap_or(Ok(()))
+        match self.index.get(name) {
+            Some(&id) => self.verdicts[id as usize].unwrap_or(Ok(())),
+            None => Ok(()),
+        }
     }
 
     /// Byte ranges `[start, end)` of the top-level items the grammar did
@@ -139,7 +149,9 @@ impl<'t> Binding<'t> {
 
     /// Whether a binding declaration in the text declares `name`.
     pub fn declares(&self, name: &[u8]) -> bool {
-        self.declared.iter().any(|d| **d == *name)
+        self.index
+            .get(name)
+            .is_some_and(|&id| self.is_declared.get(id as usize) == Some(&true))
     }
 
     /// Names a binding declaration in the text declares (parameters, locals,
@@ -147,14 +159,22 @@ impl<'t> Binding<'t> {
     pub fn declared(&self) -> &[Cow<'t, [u8]>] {
         &self.declared
     }
+
+    /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
+    /// gives them, blanks left out: the lexing the binder did, for the
+    /// renamer to reuse.
+    pub fn tokens(&self) -> &[(TokenKind, std::ops::Range<usize>, bool)] {
+        &self.tokens
+    }
 }
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
 pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Binding<'t> {
-    let a = tokens::adapt(text, macros);
+    let mut a = tokens::adapt(text, macros);
     let mut binding = Binding {
         whole: a.whole.clone(),
+        tokens: std::mem::take(&mut a.all),
         ..Binding::default()
     };
     if binding.whole.is_some() {
@@ -193,7 +213,7 @@ pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Bi
             k += 1;
         }
         if let Some(id) = a.idents.get(k).filter(|id| id.at == at) {
-            binding.functions.push(id.name.clone());
+            binding.functions.push(a.names[id.id as usize].clone());
         }
     }
     // The pre-pass's typedef guess must be what the grammar found.
@@ -214,8 +234,9 @@ pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Bi
         return binding;
     }
     resolve_pending(&mut sink);
-    judge(&a, &sink, &unparsed, &mut binding);
+    judge(&mut a, &sink, &unparsed, &mut binding);
     binding.unparsed = unparsed;
+    binding.index = a.index;
     binding
 }
 
@@ -287,13 +308,6 @@ fn resolve_pending(sink: &mut Sink) {
     }
 }
 
-/// Whether `at` lies in one of `ranges` (sorted by start, non-overlapping
-/// after [`merge`]).
-fn within(ranges: &[(usize, usize)], at: usize) -> bool {
-    let i = ranges.partition_point(|r| r.0 <= at);
-    i > 0 && at < ranges[i - 1].1
-}
-
 /// Sorts and merges overlapping ranges.
 fn merge(mut v: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     v.sort_unstable();
@@ -307,84 +321,122 @@ fn merge(mut v: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     out
 }
 
+/// A cursor over sorted, merged ranges, for positions met in order.
+struct Ranges<'r> {
+    ranges: &'r [(usize, usize)],
+    next: usize,
+}
+
+impl Ranges<'_> {
+    /// Whether `at` (no smaller than any position asked before) is inside.
+    fn holds(&mut self, at: usize) -> bool {
+        while self.next < self.ranges.len() && self.ranges[self.next].1 <= at {
+            self.next += 1;
+        }
+        self.ranges.get(self.next).is_some_and(|r| r.0 <= at)
+    }
+}
+
 /// Every identifier occurrence against the declarations: a verdict per name.
+/// Identifiers come in position order, so the declarations and the ranges
+/// are walked alongside them, and names are looked up by id: no hashing.
 fn judge<'t>(
-    a: &tokens::Adapted<'t>,
+    a: &mut tokens::Adapted<'t>,
     sink: &Sink,
     unparsed: &[(usize, usize)],
     b: &mut Binding<'t>,
 ) {
-    let never = merge(sink.never.clone());
-    let unparsed = merge(unparsed.to_vec());
-    let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
-    // Declarations by the position of their name.
-    let mut by_at: FxHashMap<usize, usize> = FxHashMap::default();
-    for (i, d) in sink.decls.iter().enumerate() {
-        by_at.insert(d.at, i);
-    }
-    // Per name: the visible ranges of its binding declarations.
-    let mut scopes: FxHashMap<&[u8], Vec<(usize, usize)>> = FxHashMap::default();
-    let fail = |verdicts: &mut FxHashMap<Cow<'t, [u8]>, Result<(), Reason>>,
-                name: &Cow<'t, [u8]>,
-                reason: Reason| {
-        match verdicts.get_mut(name.as_ref()) {
-            Some(v @ Ok(())) => *v = Err(reason),
-            Some(Err(_)) => {}
-            None => {
-                verdicts.insert(name.clone(), Err(reason));
-            }
+    let opaque = std::mem::take(&mut a.opaque);
+    let opaque: Vec<(u32, Reason)> = opaque
+        .into_iter()
+        .map(|(name, r)| (a.intern(name), r))
+        .collect();
+    let n = a.names.len();
+    let mut verdicts: Vec<Option<Result<(), Reason>>> = vec![None; n];
+    let fail = |v: &mut Vec<Option<Result<(), Reason>>>, id: u32, r: Reason| {
+        let slot = &mut v[id as usize];
+        if !matches!(slot, Some(Err(_))) {
+            *slot = Some(Err(r));
         }
     };
     // Opaque occurrences first, so theirs is the reason given.
-    for (name, reason) in &a.opaque {
-        fail(&mut b.verdicts, name, *reason);
+    for &(id, r) in &opaque {
+        fail(&mut verdicts, id, r);
     }
-    // Then declarations.
-    for id in &a.idents {
-        let Some(&i) = by_at.get(&id.at) else {
+    let mut decls: Vec<&sink::Decl> = sink.decls.iter().collect();
+    decls.sort_unstable_by_key(|d| d.at);
+    let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
+    // Then declarations, by walking them alongside the identifiers.
+    let mut scopes: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    let mut is_declared = vec![false; n];
+    let mut declaring = vec![false; a.idents.len()];
+    let mut cond = Ranges {
+        ranges: &conditional,
+        next: 0,
+    };
+    let mut d = 0;
+    for (k, id) in a.idents.iter().enumerate() {
+        while d < decls.len() && decls[d].at < id.at {
+            d += 1;
+        }
+        if d >= decls.len() || decls[d].at != id.at {
             continue;
-        };
-        let d = sink.decls[i];
-        match d.kind {
+        }
+        declaring[k] = true;
+        let decl = decls[d];
+        match decl.kind {
             DeclKind::Local | DeclKind::Param | DeclKind::Label => {
-                if within(&conditional, d.at) {
-                    fail(&mut b.verdicts, &id.name, Reason::Conditional);
+                if cond.holds(decl.at) {
+                    fail(&mut verdicts, id.id, Reason::Conditional);
                 }
-                if !scopes.contains_key(id.name.as_ref()) {
-                    b.declared.push(id.name.clone());
+                if !is_declared[id.id as usize] {
+                    is_declared[id.id as usize] = true;
+                    b.declared.push(a.names[id.id as usize].clone());
                 }
-                scopes
-                    .entry(id.name.as_ref())
-                    .or_default()
-                    .push((d.from, d.to));
+                scopes[id.id as usize].push((decl.from, decl.to));
             }
-            DeclKind::Linkage => fail(&mut b.verdicts, &id.name, Reason::Linkage),
-            DeclKind::Typedef => fail(&mut b.verdicts, &id.name, Reason::Typedef),
+            DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
+            DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
         }
     }
     // Then every occurrence.
-    for id in &a.idents {
+    let never = merge(sink.never.clone());
+    let unparsed = merge(unparsed.to_vec());
+    let mut never = Ranges {
+        ranges: &never,
+        next: 0,
+    };
+    let mut unparsed = Ranges {
+        ranges: &unparsed,
+        next: 0,
+    };
+    for (k, id) in a.idents.iter().enumerate() {
         let reason = if let Some(r) = id.never {
             Some(r)
-        } else if within(&unparsed, id.at) {
+        } else if unparsed.holds(id.at) {
             Some(Reason::Unparsed)
-        } else if within(&never, id.at) {
+        } else if never.holds(id.at) {
             Some(Reason::Tag)
-        } else if by_at.contains_key(&id.at) {
+        } else if declaring[k] {
             None
         } else {
-            let bound = scopes
-                .get(id.name.as_ref())
-                .is_some_and(|v| v.iter().any(|&(from, to)| from <= id.at && id.at < to));
+            let bound = scopes[id.id as usize]
+                .iter()
+                .any(|&(from, to)| from <= id.at && id.at < to);
             (!bound).then_some(Reason::Free)
         };
         match reason {
-            Some(r) => fail(&mut b.verdicts, &id.name, r),
+            Some(r) => fail(&mut verdicts, id.id, r),
             None => {
-                b.verdicts.entry(id.name.clone()).or_insert(Ok(()));
+                let slot = &mut verdicts[id.id as usize];
+                if slot.is_none() {
+                    *slot = Some(Ok(()));
+                }
             }
         }
     }
+    b.verdicts = verdicts;
+    b.is_declared = is_declared;
 }
 
 #[cfg(test)]

@@ -63,11 +63,12 @@ pub enum Tok {
 
 /// One identifier in code (not in a comment or a directive).
 #[derive(Clone, Debug)]
-pub struct Ident<'t> {
+pub struct Ident {
     /// Where it starts.
     pub at: usize,
-    /// Its spelling (line splices removed).
-    pub name: Cow<'t, [u8]>,
+    /// Its spelling (line splices removed), as an index into
+    /// [`Adapted::names`].
+    pub id: u32,
     /// Why it can never be a binding occurrence, if it cannot.
     pub never: Option<Reason>,
 }
@@ -77,7 +78,14 @@ pub struct Adapted<'t> {
     /// The grammar's terminals, in order.
     pub toks: Vec<(usize, Tok, usize)>,
     /// Every identifier in code, in order.
-    pub idents: Vec<Ident<'t>>,
+    pub idents: Vec<Ident>,
+    /// Each distinct spelling met, by id.
+    pub names: Vec<Cow<'t, [u8]>>,
+    /// The id of each spelling.
+    pub index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
+    /// Every token but blanks (comments included), for the renamer: one
+    /// lexing serves both.
+    pub all: Vec<(TokenKind, Range<usize>, bool)>,
     /// Names met where no renaming may reach: directives, attribute and
     /// `asm` text, `_Pragma` strings.
     pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
@@ -96,13 +104,20 @@ pub struct Adapted<'t> {
 /// kernel is compiled, whose bodies are not seen: their arguments are opaque.
 pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Adapted<'t> {
     let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(text.len() / 4 + 1);
+    let mut all: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(text.len() / 4 + 1);
     for_each_token_spliced(text, |kind, span, spliced| {
-        if kind != TokenKind::Whitespace && !kind.is_comment() {
-            raw.push((kind, span, spliced));
+        if kind != TokenKind::Whitespace {
+            if !kind.is_comment() {
+                raw.push((kind, span.clone(), spliced));
+            }
+            all.push((kind, span, spliced));
         }
     });
     let mut a = Adapted {
         toks: Vec::with_capacity(raw.len()),
+        names: Vec::new(),
+        index: rustc_hash::FxHashMap::default(),
+        all,
         idents: Vec::new(),
         opaque: Vec::new(),
         conditional: Vec::new(),
@@ -132,11 +147,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                 };
                 if after_member {
                     after_member = &*name == b"template";
-                    a.idents.push(Ident {
-                        at: span.start,
-                        name,
-                        never: Some(Reason::Member),
-                    });
+                    a.push_ident(span.start, name, Some(Reason::Member));
                     a.toks.push((span.start, Tok::Ident, span.end));
                     continue;
                 }
@@ -164,7 +175,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     continue;
                 }
                 let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
-                let tok = if typedefs.declaring.contains(&span.start) || tag_here {
+                let tok = if tag_here || typedefs.declaring.binary_search(&span.start).is_ok() {
                     Tok::Ident
                 } else if next_is_word && is_opencl_space(&name) {
                     // OpenCL's unprefixed address spaces are keywords only
@@ -172,8 +183,9 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     // another word (`global float* x`) it is the keyword.
                     Tok::Space
                 } else {
-                    let tag_type = typedefs.tags.contains(&*name);
-                    classify(&name, a.glsl, tag_type || typedefs.names.contains(&*name))
+                    let tag_type = !typedefs.tags.is_empty() && typedefs.tags.contains(&*name);
+                    let typedef = !typedefs.names.is_empty() && typedefs.names.contains(&*name);
+                    classify(&name, a.glsl, tag_type || typedef)
                 };
                 after_tag = matches!(&*name, b"struct" | b"union" | b"enum" | b"class");
                 let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
@@ -207,11 +219,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     Tok::TypeName if typedefs.names.contains(&*name) => Some(Reason::Typedef),
                     _ => Some(Reason::Free),
                 };
-                a.idents.push(Ident {
-                    at: span.start,
-                    name,
-                    never,
-                });
+                a.push_ident(span.start, name, never);
                 tok
             }
             TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
@@ -279,6 +287,22 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
 }
 
 impl<'t> Adapted<'t> {
+    /// The id of `name`, interned on first sight.
+    pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
+        if let Some(&id) = self.index.get(name.as_ref()) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.index.insert(name, id);
+        id
+    }
+
+    fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
+        let id = self.intern(name);
+        self.idents.push(Ident { at, id, never });
+    }
+
     /// A token inside an opaque construct: its names are opaque, a string's
     /// words too (`asm` operands name locals as `%[x]`, `alias("f")` names a
     /// symbol).
@@ -297,11 +321,7 @@ impl<'t> Adapted<'t> {
                 } else {
                     Cow::Borrowed(&text[span.clone()])
                 };
-                self.idents.push(Ident {
-                    at: span.start,
-                    name: n.clone(),
-                    never: Some(reason),
-                });
+                self.push_ident(span.start, n.clone(), Some(reason));
                 self.opaque.push((n, reason));
             }
             TokenKind::Str | TokenKind::RawStr | TokenKind::Char | TokenKind::Attribute => {
