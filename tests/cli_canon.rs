@@ -117,13 +117,25 @@ fn canon_infer_renames_what_the_kernel_declares_and_says_why_it_kept_the_rest() 
         b"void k(float* p, int x) { p[0] = p->x + x; }",
     );
     let v: serde_json::Value = serde_json::from_slice(&member.stdout).unwrap();
+    // The member `x` is not the parameter: the parameter is renamed, the member not.
     assert_eq!(
         v["canonical"],
-        "void k(float* kc1, int x) { kc1[0] = kc1->x + x; }"
+        "void k(float* kc1, int kc2) { kc1[0] = kc1->x + kc2; }"
+    );
+    assert_eq!(v["kept"], serde_json::json!({}));
+    // A member the kernel declares keeps the name.
+    let declared = kcache(
+        &["canon", "--infer", "--json"],
+        b"struct S { int x; };\nvoid k(struct S* p, int x) { p->x = x; }",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&declared.stdout).unwrap();
+    assert_eq!(
+        v["canonical"],
+        "struct S { int x; };\nvoid k(struct S* kc1, int x) { kc1->x = x; }"
     );
     assert_eq!(
         v["kept"],
-        serde_json::json!({"x": "stands after a member operator"})
+        serde_json::json!({"x": "is a tag or stands in a struct, union or enum body"})
     );
 }
 

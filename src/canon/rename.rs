@@ -462,6 +462,8 @@ struct Pass<'r, 't, 'k> {
     refused: Vec<(Cow<'t, [u8]>, String)>,
     /// Names renamed by inference alone (recorded only when `record` is set).
     inferred: Vec<Cow<'t, [u8]>>,
+    /// The same, always kept.
+    inferred_all: FxHashSet<Cow<'t, [u8]>>,
 }
 
 impl<'r, 't, 'k> Pass<'r, 't, 'k> {
@@ -498,6 +500,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             binding,
             refused: Vec::new(),
             inferred: Vec::new(),
+            inferred_all: FxHashSet::default(),
         }
     }
 
@@ -585,7 +588,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 Some(&t) => t,
                 None => self.take(spelled.clone()),
             };
-            if !matches!(elsewhere, Taken::Keep { .. }) {
+            // The rules' names keep their old member rule; an inferred name
+            // was verified by the binder, which keeps any member the kernel
+            // declares (it stands in a struct body).
+            if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
                 self.member_conflicts.insert(spelled.clone());
             }
             Taken::Keep {
@@ -654,6 +660,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     if self.record {
                         self.inferred.push(spelled.clone());
                     }
+                    self.inferred_all.insert(spelled.clone());
                     Decision::Rename
                 }
                 d => d,

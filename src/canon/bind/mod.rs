@@ -411,6 +411,12 @@ fn judge<'t>(
         next: 0,
     };
     for (k, id) in a.idents.iter().enumerate() {
+        // A member refers to no binding of the kernel, and renaming never
+        // reaches it: neither for nor against. (A member the kernel declares
+        // stands in a struct body, which keeps its name.)
+        if id.never == Some(Reason::Member) {
+            continue;
+        }
         let reason = if let Some(r) = id.never {
             Some(r)
         } else if unparsed.holds(id.at) {

@@ -86,6 +86,11 @@ pub fn neutral_symbol(
     name: &str,
     options: &CanonOptions,
 ) -> Option<(String, Vec<u8>)> {
+    // The replacement must be a fresh name, or it would merge two names.
+    let fresh = |s: &str| !text.windows(s.len()).any(|w| w == s.as_bytes());
+    if !fresh(PLACEHOLDER) {
+        return None;
+    }
     let placeholder = replace_function_name(text, name, PLACEHOLDER)?;
     let canon = Renamer::new(&CanonOptions {
         kernel_name: Some(PLACEHOLDER.into()),
@@ -94,6 +99,9 @@ pub fn neutral_symbol(
     .canonical_text(&placeholder);
     let digest = blake3::hash(&canon);
     let symbol = format!("kc_{}", &digest.to_hex()[..16]);
+    if !fresh(&symbol) {
+        return None;
+    }
     let text = replace_function_name(text, name, &symbol)?;
     Some((symbol, text))
 }
@@ -128,6 +136,7 @@ mod tests {
             "void test(float* x) { printf(\"test\"); }",
             "void test(float* x) { x->test = 1; }",
             "void other(float* x) { x[0] = 1; }",
+            "void test(float* kcache_neutral_symbol) { kcache_neutral_symbol[0] = 1; }",
         ] {
             assert_eq!(neutral_symbol(text.as_bytes(), "test", &o), None, "{text}");
         }
