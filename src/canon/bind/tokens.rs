@@ -56,6 +56,11 @@ pub enum Tok {
     Break,
     Continue,
     Goto,
+    /// A bracketed group `[...]` holding no brace or tag, as one token.
+    Group,
+    /// The parenthesized condition of an `if`, `while` or `switch`, as one
+    /// token (when it holds no brace or tag).
+    Cond,
     /// A C++ construct the grammar does not parse (templates, classes,
     /// namespaces, lambdas' `operator`s, ...): its item is not parsed.
     Unsupported,
@@ -132,10 +137,17 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
     let mut after_tag = false;
+    // Tokens before this index are inside a group sent as one token.
+    let mut hidden_until = 0usize;
+    // The last token sent to the parser.
+    let mut last = Tok::Semi;
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
         let bytes = &text[span.clone()];
+        let idx = i;
+        // Inside a group already handed to the parser as one token.
+        let hidden = idx < hidden_until;
         i += 1;
         let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
@@ -148,7 +160,10 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                 if after_member {
                     after_member = &*name == b"template";
                     a.push_ident(span.start, name, Some(Reason::Member));
-                    a.toks.push((span.start, Tok::Ident, span.end));
+                    if !hidden {
+                        a.toks.push((span.start, Tok::Ident, span.end));
+                        last = Tok::Ident;
+                    }
                     continue;
                 }
                 if let Some(reason) = opaque_construct(&name, a.glsl) {
@@ -225,7 +240,10 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
             TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                 after_member = true;
-                a.toks.push((span.start, Tok::Member, span.end));
+                if !hidden {
+                    a.toks.push((span.start, Tok::Member, span.end));
+                    last = Tok::Member;
+                }
                 continue;
             }
             TokenKind::Attribute => {
@@ -236,6 +254,33 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
             TokenKind::Punct => match bytes {
                 b"{" | b"(" | b"[" => {
                     ternary.push(0);
+                    // A subscript or array size, or the condition of an
+                    // `if`, `while` or `switch`, declares nothing the grammar
+                    // records: it goes to the parser as one token (its names
+                    // are still judged), unless it holds a brace or a tag.
+                    let cond = bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
+                    if !hidden && (bytes == b"[" || cond) {
+                        let end = balanced(text, &raw, idx);
+                        let closed = end <= raw.len()
+                            && end > idx + 1
+                            && text[raw[end - 1].1.clone()]
+                                == *if cond { b")".as_slice() } else { b"]" };
+                        let plain = closed
+                            && raw[idx + 1..end - 1].iter().all(|(k, s, _)| {
+                                let b = &text[s.clone()];
+                                !(*k == TokenKind::Punct && b == b"{"
+                                    || *k == TokenKind::Ident
+                                        && matches!(b, b"struct" | b"union" | b"enum" | b"class"))
+                            });
+                        if plain {
+                            let tok = if cond { Tok::Cond } else { Tok::Group };
+                            a.toks.push((span.start, tok, raw[end - 1].1.end));
+                            last = tok;
+                            hidden_until = end;
+                            after_member = false;
+                            continue;
+                        }
+                    }
                     match bytes {
                         b"{" => Tok::LBrace,
                         b"(" => Tok::LParen,
@@ -281,7 +326,10 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
             _ => continue,
         };
         after_member = false;
-        a.toks.push((span.start, tok, span.end));
+        if !hidden {
+            a.toks.push((span.start, tok, span.end));
+            last = tok;
+        }
     }
     a
 }
