@@ -29,9 +29,11 @@
 //! and its uses alike. Anything the grammar cannot parse keeps its names as
 //! written: not renaming is always sound.
 
+mod keywords;
 pub mod neutral;
 pub mod sink;
 pub mod tokens;
+mod typedefs;
 
 #[allow(clippy::all, missing_docs, unused_parens, dead_code)]
 mod kernel {
