@@ -141,8 +141,11 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
     let mut after_tag = false;
     // Tokens before this index are inside a group sent as one token.
     let mut hidden_until = 0usize;
-    // The last token sent to the parser.
+    // The last token sent to the parser; the first of the current statement
+    // (as far as tokens tell), and whether the next one starts a statement.
     let mut last = Tok::Semi;
+    let mut first = Tok::Semi;
+    let mut at_start = true;
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
@@ -164,7 +167,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     a.push_ident(span.start, name, Some(Reason::Member));
                     if !hidden {
                         a.toks.push((span.start, Tok::Ident, span.end));
-                        last = Tok::Ident;
+                        note(Tok::Ident, &mut last, &mut first, &mut at_start);
                     }
                     continue;
                 }
@@ -244,7 +247,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                 after_member = true;
                 if !hidden {
                     a.toks.push((span.start, Tok::Member, span.end));
-                    last = Tok::Member;
+                    note(Tok::Member, &mut last, &mut first, &mut at_start);
                 }
                 continue;
             }
@@ -261,7 +264,24 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                     // records: it goes to the parser as one token (its names
                     // are still judged), unless it holds a brace or a tag.
                     let cond = bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
-                    if !hidden && (bytes == b"[" || cond) {
+                    // In an expression statement (one that starts like an
+                    // expression, not with a specifier), parentheses are
+                    // calls, casts and grouping: no declarator's.
+                    let in_expression = bytes == b"("
+                        && !at_start
+                        && matches!(
+                            first,
+                            Tok::Ident
+                                | Tok::Op
+                                | Tok::Lit
+                                | Tok::Member
+                                | Tok::Star
+                                | Tok::Amp
+                                | Tok::Assign
+                                | Tok::Group
+                                | Tok::Return
+                        );
+                    if !hidden && (bytes == b"[" || cond || in_expression) {
                         let end = balanced(text, &raw, idx);
                         let closed = end <= raw.len()
                             && end > idx + 1
@@ -277,7 +297,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
                         if plain {
                             let tok = if cond { Tok::Cond } else { Tok::Group };
                             a.toks.push((span.start, tok, raw[end - 1].1.end));
-                            last = tok;
+                            note(tok, &mut last, &mut first, &mut at_start);
                             hidden_until = end;
                             after_member = false;
                             continue;
@@ -330,7 +350,7 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
         after_member = false;
         if !hidden {
             a.toks.push((span.start, tok, span.end));
-            last = tok;
+            note(tok, &mut last, &mut first, &mut at_start);
         }
     }
     a
@@ -380,6 +400,20 @@ impl<'t> Adapted<'t> {
             _ => {}
         }
     }
+}
+
+/// Records a token sent to the parser: the last one, and the first one of
+/// its statement (a statement starts after `;`, a brace, a label's `:`, a
+/// condition, `else` or `do`).
+fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
+    *last = tok;
+    if *at_start {
+        *first = tok;
+    }
+    *at_start = matches!(
+        tok,
+        Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Cond | Tok::Else | Tok::Do
+    );
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
