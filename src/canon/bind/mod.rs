@@ -12,12 +12,24 @@
 //! scope of a declaration of it in the text that binds (a block-scope object,
 //! a parameter, a label, a GLSL anonymous-block member), and it never stands
 //! where a renaming could not follow it or something outside the text may
-//! name it: in a directive (so a name the text `#define`s is never verified),
-//! an attribute, `asm`, `_Pragma`, an argument of a macro whose body may
-//! stringize or paste it, after a member operator, as a struct, union or
-//! enum tag or inside such a body, in an item the grammar could not parse,
-//! declared with linkage (file scope, `extern`, a function) or as a typedef,
-//! or declared between conditional directives.
+//! name it: in a directive (so a name the text `#define`s is never verified;
+//! a function-like macro's own parameters and a header name excepted), an
+//! attribute, `asm`, `_Pragma`, an argument of a macro whose body may
+//! stringize it (one the text defines with `#`, or one the backend reports
+//! whose body is not seen), as a struct, union or enum tag or inside such a
+//! body, in an item the grammar could not parse, declared with linkage (file
+//! scope, `extern`, a function) or as a typedef, or declared between
+//! conditional directives. A name after a member operator (`p->x`) is no
+//! occurrence of a binding and counts neither way: renaming never reaches it,
+//! and a member the kernel declares stands in a struct body. A macro the text
+//! defines with `##`, a block-scope typedef or a lexical error gives up the
+//! whole text ([`Binding::whole`]).
+//!
+//! Not seen here: the bodies of macros from headers, options or the
+//! compiler. A header macro whose body names a local of the kernel (an
+//! object-like `#define ACC acc`) would follow it under renaming only if the
+//! backend reported its body's words too; [`crate::canon::MacroNames`] holds
+//! names only.
 //!
 //! Why uniform renaming of verified names is sound: each such name is
 //! replaced at every occurrence by one fresh name, and every occurrence

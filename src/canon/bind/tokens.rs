@@ -3,7 +3,7 @@
 //!
 //! The lexer has one `Punct` kind for most punctuators; here they are split
 //! by their bytes, keywords are classified by their spelling, and typedef
-//! names (from [`typedef_names`], a pre-pass: the parser never feeds back
+//! names (from the typedef pre-pass: the parser never feeds back
 //! into the lexer) become type names. Comments and directives are dropped;
 //! so are attributes (`[[...]]`, `__attribute__((...))`, `__declspec`,
 //! `__launch_bounds__`, GLSL `layout(...)`), `asm` operands and `_Pragma`,
