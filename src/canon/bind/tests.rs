@@ -229,3 +229,17 @@ fn the_tune_renderings_verify_their_names() {
         }
     }
 }
+
+#[test]
+fn digraphs_and_trigraphs_give_up_the_text() {
+    // `<%` `%>` is a block: the inner `y` is out of scope at `y = 2`.
+    for k in [
+        "void f(int a) { <% int y = 1; %> y = 2; }",
+        "void f(int a) { ??< int y = 1; ??> y = 2; }",
+        "void f(int a) { int v<:2:>; v<:0:> = a; }",
+    ] {
+        assert!(bind(k.as_bytes(), None).whole.is_some(), "{k}");
+    }
+    // A `<` then `%` apart is no digraph.
+    ok("void f(int a, int b) { a = a < b % 2; }", &["a", "b"]);
+}

@@ -132,6 +132,30 @@ pub fn adapt<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> A
         typedefs: Vec::new(),
         whole: None,
     };
+    // Trigraphs (`??<` is `{` where a compiler option enables them) and
+    // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
+    // the block structure would be wrong, so the text is given up.
+    if text
+        .windows(3)
+        .any(|w| w[0] == b'?' && w[1] == b'?' && b"=(/)'<!>-".contains(&w[2]))
+    {
+        a.whole = Some("it contains a trigraph".into());
+    }
+    if raw.windows(2).any(|w| {
+        let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
+        let one = &text[w[0].1.clone()];
+        let two = &text[w[1].1.clone()];
+        w[0].0 == TokenKind::Punct
+            && (digraph(one)
+                || w[1].0 == TokenKind::Punct
+                    && w[0].1.end == w[1].1.start
+                    && digraph(&[one, two].concat()))
+    }) || raw.last().is_some_and(|t| {
+        t.0 == TokenKind::Punct
+            && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
+    }) {
+        a.whole = Some("it contains a digraph".into());
+    }
     let directives = Directives::read(text, &raw, &mut a);
     let typedefs = typedef_names(text, &raw);
     a.typedefs = typedefs.declaring.clone();
