@@ -243,3 +243,10 @@ fn digraphs_and_trigraphs_give_up_the_text() {
     // A `<` then `%` apart is no digraph.
     ok("void f(int a, int b) { a = a < b % 2; }", &["a", "b"]);
 }
+
+#[test]
+fn a_directive_ending_in_a_backslash_terminates() {
+    // Found by the fuzz driver: a word scan that stood still on a last `\`.
+    let k = b"#define X\x051'00001'0000b1[\xc3\xa9x_grad[x_grad\x7freturnX\tint\\";
+    assert!(bind(k, None).verdict(b"X").is_err());
+}

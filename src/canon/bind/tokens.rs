@@ -486,6 +486,11 @@ fn words<'t>(
             {
                 i += 1;
             }
+            if i == start {
+                // A backslash that continues nothing (the last byte).
+                i += 1;
+                continue;
+            }
             let w = &s[start..i];
             // Conservative: the word as C spells it (splices removed, UCNs
             // decoded) and each piece between backslashes and newlines.
