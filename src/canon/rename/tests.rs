@@ -208,3 +208,25 @@ fn derivation_templates_parse_with_one_star() {
     assert_eq!(Derivation::parse("ps"), None);
     assert_eq!(Derivation::parse("p**s"), None);
 }
+
+#[test]
+fn a_raw_keyed_kernel_is_never_renamed_and_the_binder_is_not_consulted() {
+    // `i1` is a symbol the binder verifies, but `__LINE__` raw-keys the kernel.
+    let text = b"void k(float* a) { for (int i1 = 0; i1 < 4; i1++) a[i1] = __LINE__; }";
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(text);
+    assert!(c.raw.is_some());
+    assert_eq!(c.text, [RAW_MARKER, text.as_slice()].concat());
+    assert!(c.renamed.is_empty() && c.inferred.is_empty() && c.kept.is_empty());
+    assert_eq!(c.given_up, None);
+    // Without it the same kernel is renamed, where the binder verifies.
+    let text = b"#define N i1\nvoid k(float* a) { for (int i1 = 0; i1 < 4; i1++) a[i1] = 0; for (int i2 = 0; i2 < 4; i2++) a[i2] = 1; }";
+    let c = Renamer::new(&o).canonicalize(text);
+    assert_eq!(c.raw, None);
+    assert!(c.kept.iter().any(|(n, _)| n == "i1"));
+    assert!(c.renamed.iter().any(|(n, _)| n == "i2"));
+}
