@@ -84,4 +84,31 @@ fn lexing(c: &mut Criterion) {
     group.finish();
 }
 criterion_group!(lex_only, lexing);
-criterion_main!(benches, lex_only);
+
+/// The verification alone: the token adapter, then the adapter, parser and
+/// binder together.
+fn binding(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bind");
+    for (label, size) in [("16KiB", 16 << 10), ("1MiB", 1 << 20)] {
+        let (text, _) = generated_kernel(size, 1000);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::new("adapt", label), &text, |b, text| {
+            b.iter(|| {
+                let text = black_box(text.as_bytes());
+                kcache::canon::bind::tokens::adapt(text, kcache::canon::bind::lex(text), None)
+                    .toks
+                    .len()
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("bind", label), &text, |b, text| {
+            b.iter(|| {
+                kcache::canon::bind::bind(black_box(text.as_bytes()), None)
+                    .whole
+                    .is_none()
+            })
+        });
+    }
+    group.finish();
+}
+criterion_group!(bind_only, binding);
+criterion_main!(benches, lex_only, bind_only);

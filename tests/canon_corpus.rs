@@ -62,6 +62,7 @@ impl Spec {
                 .collect(),
             symbols: self.symbols.unwrap_or(true),
             scope_locals: self.scope_locals.unwrap_or(true),
+            infer: false,
         }
     }
 }
@@ -491,6 +492,9 @@ enum Fate {
 struct Oracle<'a> {
     o: &'a CanonOptions,
     refused: bool,
+    /// The binder's verdicts: the rules select a name, the binder must
+    /// verify it (its own tests check how it decides).
+    binding: kcache::canon::bind::Binding<'a>,
 }
 
 impl Oracle<'_> {
@@ -507,6 +511,9 @@ impl Oracle<'_> {
         }
         if self.o.kernel_name.as_deref().map(str::as_bytes) == Some(name) {
             return Fate::Token;
+        }
+        if self.binding.verdict(name).is_err() {
+            return Fate::Keep;
         }
         if (self.o.symbols && oracle_symbol(name))
             || (self.o.scope_locals && oracle_scope_local(name))
@@ -727,13 +734,21 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
             reason: Some(why.into()),
             raw: Some(why.into()),
             uncacheable: None,
+            inferred: Vec::new(),
+            kept: Vec::new(),
+            given_up: None,
+            unparsed: Vec::new(),
         };
     }
     let refused = o
         .bound
         .iter()
         .any(|b| o.free.contains(b) || oracle_reserved(b) || is_keyword(b.as_bytes()));
-    let oracle = Oracle { o, refused };
+    let oracle = Oracle {
+        o,
+        refused,
+        binding: kcache::canon::bind::bind(text, None),
+    };
     let token = o.kernel_name.as_deref().map(kcache::canon::kernel_token);
     let pieces = pieces(text);
     // A name the rules would rename that also stands after a member operator
@@ -822,6 +837,10 @@ fn oracle(text: &[u8], o: &CanonOptions) -> Canonical {
         reason: None,
         raw: None,
         uncacheable: None,
+        inferred: Vec::new(),
+        kept: Vec::new(),
+        given_up: None,
+        unparsed: Vec::new(),
     }
 }
 

@@ -152,6 +152,7 @@ fn options(rng: &mut Rng) -> CanonOptions {
         derivations,
         symbols: rng.below(2) == 0,
         scope_locals: rng.below(2) == 0,
+        infer: rng.below(2) == 0,
     }
 }
 

@@ -45,8 +45,14 @@ fn canon_reads_a_file_or_dash() {
 
 #[test]
 fn canon_name_lists_are_comma_separated_and_repeatable() {
-    let a = kcache(&["canon", "--bound", "x,y", "--bound", "z"], b"x y z w");
-    assert_eq!(a.stdout, b"kc1 kc2 kc3 w");
+    let a = kcache(
+        &["canon", "--bound", "x,y", "--bound", "z"],
+        b"void k(int x, int y, int z) { w = x + y + z; }",
+    );
+    assert_eq!(
+        a.stdout,
+        b"void k(int kc1, int kc2, int kc3) { w = kc1 + kc2 + kc3; }"
+    );
     let d = kcache(
         &[
             "canon",
@@ -57,22 +63,80 @@ fn canon_name_lists_are_comma_separated_and_repeatable() {
             "--derivation",
             "t*",
         ],
-        b"x_l t5 y_l",
+        b"void k(int x, int x_l, int t5) { y_l = x_l + t5 + x; }",
     );
-    assert_eq!(d.stdout, b"kc1 kc2 y_l");
+    assert_eq!(
+        d.stdout,
+        b"void k(int kc1, int kc2, int kc3) { y_l = kc2 + kc3 + kc1; }"
+    );
     let off = kcache(&["canon", "--no-symbols", "--no-scope-locals"], b"i1 v2_x");
     assert_eq!(off.stdout, b"i1 v2_x");
 }
 
 #[test]
 fn canon_json_is_one_object() {
-    let out = kcache(&["canon", "--json", "--bound", "a", "--free", "a"], b"a i1");
+    let out = kcache(
+        &["canon", "--json", "--bound", "a", "--free", "a"],
+        b"void k(int a, int i1) { a = i1 + i2; }",
+    );
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["canonical"], "a kc1");
+    assert_eq!(v["canonical"], "void k(int a, int kc1) { a = kc1 + i2; }");
     assert_eq!(v["renamed"], serde_json::json!({"i1": "kc1"}));
     assert_eq!(v["bound_renamed"], false);
     assert_eq!(v["reason"], "bound name `a` is also free");
+    // `i2` matches the symbol pattern but the kernel does not declare it.
+    assert_eq!(
+        v["kept"],
+        serde_json::json!({"i2": "has an occurrence that refers to no declaration in the kernel"})
+    );
+    assert!(v.get("inferred").is_none());
+}
+
+#[test]
+fn canon_infer_renames_what_the_kernel_declares_and_says_why_it_kept_the_rest() {
+    let out = kcache(
+        &["canon", "--infer", "--json", "--kernel-name", "k"],
+        b"#define W 4\nvoid k(float* p, int n, int W2) { for (int j = 0; j < n; j++) p[j] = g * W * W2; { float u = p.x; } }",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["canonical"],
+        "#define W 4\nvoid k(float* kc1, int kc2, int kc3) { for (int kc4 = 0; kc4 < kc2; kc4++) kc1[kc4] = g * W * kc3; { float kc5 = kc1.x; } }"
+    );
+    assert_eq!(v["inferred"], serde_json::json!(["p", "n", "W2", "j", "u"]));
+    assert_eq!(v["kept"], serde_json::json!({}));
+    let member = kcache(
+        &["canon", "--infer", "--json"],
+        b"void k(float* p, int x) { p[0] = p->x + x; }",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&member.stdout).unwrap();
+    // The member `x` is not the parameter: the parameter is renamed, the member not.
+    assert_eq!(
+        v["canonical"],
+        "void k(float* kc1, int kc2) { kc1[0] = kc1->x + kc2; }"
+    );
+    assert_eq!(v["kept"], serde_json::json!({}));
+    // A member the kernel declares keeps the name.
+    let declared = kcache(
+        &["canon", "--infer", "--json"],
+        b"struct S { int x; };\nvoid k(struct S* p, int x) { p->x = x; }",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&declared.stdout).unwrap();
+    assert_eq!(
+        v["canonical"],
+        "struct S { int x; };\nvoid k(struct S* kc1, int x) { kc1->x = x; }"
+    );
+    assert_eq!(
+        v["kept"],
+        serde_json::json!({"x": "is a tag or stands in a struct, union or enum body"})
+    );
 }
 
 #[test]

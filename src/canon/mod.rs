@@ -5,8 +5,10 @@
 //! [`rename`] for the rules and why they are sound, [`lexer`] for what the
 //! lexer knows of C, CUDA and OpenCL, [`dialect`] for what makes a kernel
 //! keyed on its raw text or uncacheable, and [`isolation`] for when two
-//! kernels may share a translation unit.
+//! kernels may share a translation unit; [`bind`] verifies which names a
+//! kernel binds before any is renamed.
 
+pub mod bind;
 pub mod dialect;
 pub mod isolation;
 pub mod lexer;

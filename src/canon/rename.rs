@@ -20,6 +20,17 @@
 //! and renaming the declaration but not the access would let a kernel that
 //! does not compile share a key with one that does.
 //!
+//! Whatever the rules select, a name is renamed only when the binder
+//! ([`super::bind`]) verifies that the kernel binds it: every occurrence in
+//! code refers to a declaration in the kernel, and none stands where a
+//! renaming cannot follow (a directive, an attribute, `asm`, an argument of a
+//! stringizing macro, an unparsed item, ...). [`Canonical::kept`] says why a
+//! selected name was left as written. With [`CanonOptions::infer`], every
+//! name the kernel declares that the binder verifies is renamed too. The
+//! dialect scan comes first: a raw-keyed kernel (see "Raw keying" below) is
+//! not renamed at all and the binder is not consulted; one lexing of the text
+//! serves the scan, the binder and every renaming pass.
+//!
 //! Comments are renamed like code. If `bound` meets `free`, or holds a
 //! reserved name (`__x`, `_X`) or a keyword, no bound name and no name derived
 //! from one is renamed (symbols and scope locals still are), and
@@ -29,9 +40,10 @@
 //!
 //! # Why this is sound
 //!
-//! Every renamed name is bound in the kernel (declared there: a declaration
-//! shadows any outer meaning throughout its scope; parameters are passed by
-//! position; the kernel is looked up through the symbol the cache stores), and
+//! Every renamed name is bound in the kernel, as the binder checks (declared
+//! there: a declaration shadows any outer meaning throughout its scope;
+//! parameters are passed by position; the kernel is looked up through the
+//! symbol the cache stores), and
 //! distinct names get distinct canonical names, so two kernels with equal
 //! canonical forms are equal up to a renaming of their own bindings.
 //!
@@ -60,112 +72,18 @@
 //! one, and two raw-keyed texts are equal only when the kernels are.
 
 use super::dialect::{Findings, Scanner};
-use super::lexer::{for_each_token_spliced, spelling, TokenKind};
+use super::lexer::{spelling, TokenKind};
 use logos::Logos;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
+use std::ops::Range;
 
-/// A derivation template: names `prefix ++ base ++ suffix` are renamed when
-/// the base is a bound name, a symbol or digits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Derivation {
-    /// What comes before the base.
-    pub prefix: String,
-    /// What comes after the base.
-    pub suffix: String,
-}
+mod names;
+mod options;
 
-impl Derivation {
-    /// Parses `PREFIX*SUFFIX`, where exactly one `*` marks the base.
-    pub fn parse(template: &str) -> Option<Derivation> {
-        let (prefix, suffix) = template.split_once('*')?;
-        if suffix.contains('*') {
-            return None;
-        }
-        Some(Derivation {
-            prefix: prefix.to_string(),
-            suffix: suffix.to_string(),
-        })
-    }
-}
-
-/// What to rename, for [`canonical_kernel`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CanonOptions {
-    /// The kernel's own name, replaced by its kernel token.
-    pub kernel_name: Option<String>,
-    /// Names the kernel declares (its tensor nodes): renamed.
-    pub bound: Vec<String>,
-    /// Names never renamed.
-    pub keep: Vec<String>,
-    /// Names with a meaning outside the kernel: never renamed, and a bound
-    /// name among them refuses all bound renaming.
-    pub free: Vec<String>,
-    /// Derivation templates.
-    pub derivations: Vec<Derivation>,
-    /// Whether `i<digits>` names are loop/static-index symbols.
-    pub symbols: bool,
-    /// Whether `v<digits>_...` names are scope locals.
-    pub scope_locals: bool,
-}
-
-impl Default for CanonOptions {
-    fn default() -> Self {
-        CanonOptions {
-            kernel_name: None,
-            bound: Vec::new(),
-            keep: Vec::new(),
-            free: Vec::new(),
-            derivations: Vec::new(),
-            symbols: true,
-            scope_locals: true,
-        }
-    }
-}
-
-/// A kernel's canonical form.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Canonical {
-    /// The canonical text.
-    pub text: Vec<u8>,
-    /// The kernel token its own name contributes, when a name was given. Keys
-    /// are taken over the token and the text together.
-    pub kernel_token: Option<String>,
-    /// Each renamed name (with line splices removed) and its canonical name,
-    /// in order of first occurrence; the kernel's own name maps to what
-    /// replaced it.
-    pub renamed: Vec<(String, String)>,
-    /// Whether bound names (and names derived from them) were renamed.
-    pub bound_renamed: bool,
-    /// Why bound renaming was refused (for a raw-keyed kernel, why nothing
-    /// was renamed).
-    pub reason: Option<String>,
-    /// Why the kernel is raw-keyed (see the module docs), when it is.
-    pub raw: Option<String>,
-    /// Why the kernel can never be cached (`__TIME__`), when it cannot.
-    pub uncacheable: Option<String>,
-}
-
-/// What a key is taken over: [`Renamer::key_form`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyForm<'r> {
-    /// The canonical text.
-    pub text: Vec<u8>,
-    /// The kernel token (the full name for a raw-keyed kernel).
-    pub kernel_token: Option<&'r [u8]>,
-    /// Why the kernel can never be cached, when it cannot.
-    pub uncacheable: Option<String>,
-}
-
-/// What starts every raw-keyed canonical text (see the module docs).
-pub const RAW_MARKER: &[u8] = b"/*kc0 raw*/";
-
-impl Canonical {
-    /// The canonical text as UTF-8 (lossy where the kernel was not UTF-8).
-    pub fn text_lossy(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.text)
-    }
-}
+use names::{is_digits, is_numbered};
+pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
+pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 
 /// The canonical form of one kernel's text (see the module docs).
 pub fn canonical_kernel(text: &[u8], options: &CanonOptions) -> Canonical {
@@ -187,6 +105,10 @@ pub struct Renamer {
     macros: Option<std::sync::Arc<super::MacroNames>>,
     /// Macro names that expand by position: a kernel using one is raw-keyed.
     position_macros: Option<std::sync::Arc<super::MacroNames>>,
+    infer: bool,
+    /// Whether the binder's verdicts apply (off only in this module's tests
+    /// of the renaming mechanics).
+    verify: bool,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -246,6 +168,8 @@ impl Renamer {
             reason,
             macros: None,
             position_macros: None,
+            infer: options.infer,
+            verify: true,
         }
     }
 
@@ -260,6 +184,13 @@ impl Renamer {
     /// The position macros the backend reported, if any.
     pub fn position_macros(&self) -> Option<&super::MacroNames> {
         self.position_macros.as_deref()
+    }
+
+    /// The rules alone, without the binder: for tests of the mechanics.
+    #[cfg(test)]
+    fn unverified(mut self) -> Renamer {
+        self.verify = false;
+        self
     }
 
     /// Keeps every name in `macros` as written (see [`super::MacroNames`]).
@@ -282,9 +213,29 @@ impl Renamer {
                     reason: raw.clone(),
                     raw,
                     uncacheable: findings.uncacheable,
+                    // The binder is not consulted: nothing is renamed.
+                    inferred: Vec::new(),
+                    kept: Vec::new(),
+                    given_up: None,
+                    unparsed: Vec::new(),
                 };
             }
         };
+        let mut kept: Vec<(String, String)> = pass
+            .refused
+            .iter()
+            .map(|(n, r)| (lossy(n), r.clone()))
+            .collect();
+        if self.infer {
+            for d in pass.binding.declared() {
+                if !matches!(pass.taken.get(d.as_ref()), Some(Taken::Renamed(_)))
+                    && !pass.refused.iter().any(|(n, _)| n == d)
+                {
+                    kept.push((lossy(d), pass.why(d)));
+                }
+            }
+        }
+        let inferred = pass.inferred.iter().map(|n| lossy(n)).collect();
         let renamed = pass
             .order
             .iter()
@@ -308,6 +259,10 @@ impl Renamer {
             reason: self.reason.clone(),
             raw: None,
             uncacheable: None,
+            inferred,
+            kept,
+            given_up: pass.binding.whole.clone(),
+            unparsed: pass.binding.unparsed().to_vec(),
         }
     }
 
@@ -348,46 +303,72 @@ impl Renamer {
     /// Runs the unmarked pass; again, keeping every renamable name that also
     /// stands after a member operator; and marked, when a kept name collides.
     /// `record`: keep the renaming map, in order of first occurrence. What
-    /// the first pass's scan found, when the kernel is to be raw-keyed.
+    /// the dialect scan found, when the kernel is to be raw-keyed: then the
+    /// binder is not consulted.
     fn pass<'t>(&self, text: &'t [u8], record: bool) -> Result<Pass<'_, 't, 't>, Findings> {
-        let mut pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, Default::default());
-        pass.record = record;
-        pass.scan = Some(
-            Scanner::new(self.position_macros.as_deref())
-                .with_kernel_name(self.kernel_name.as_deref())
-                .with_macros(self.macros.as_deref()),
-        );
-        pass.run();
-        let findings = pass.scan.take().map(|s| s.finish(text)).unwrap_or_default();
+        // One lexing serves the dialect scan, the binder and every pass.
+        let tokens = super::bind::lex(text);
+        let findings = self.scan(text, &tokens);
         if !findings.is_clean() {
             return Err(findings);
         }
+        let binding = std::rc::Rc::new(super::bind::bind_lexed(
+            text,
+            tokens,
+            self.macros.as_deref(),
+        ));
+        let new = |prefix, marked, members| {
+            let mut p = Pass::new(self, text, prefix, marked, members, binding.clone());
+            p.record = record;
+            p
+        };
+        let mut pass = new(BASE_PREFIX.to_vec(), false, Default::default());
+        pass.run();
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
-            pass = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
-            pass.record = record;
+            pass = new(BASE_PREFIX.to_vec(), false, members.clone());
             pass.run();
         }
         if pass.collision {
             let mut kept = FxHashSet::default();
-            let mut collect = Pass::new(self, text, BASE_PREFIX.to_vec(), false, members.clone());
+            let mut collect = new(BASE_PREFIX.to_vec(), false, members.clone());
+            collect.record = false;
             collect.kept = Some(&mut kept);
             collect.run();
-            pass = Pass::new(self, text, free_prefix(&kept), true, members);
-            pass.record = record;
+            drop(collect);
+            pass = new(free_prefix(&kept), true, members);
             pass.run();
         }
         Ok(pass)
     }
 
-    /// What happens to a name at a renamable position.
+    /// The dialect scan over the lexed tokens. It sees every token but
+    /// blanks, well-formed comments and names no macro it looks for can be
+    /// (see `Scanner::token`), as it did inside the renaming pass.
+    fn scan(&self, text: &[u8], tokens: &[(TokenKind, Range<usize>, bool)]) -> Findings {
+        let mut scan = Scanner::new(self.position_macros.as_deref())
+            .with_kernel_name(self.kernel_name.as_deref())
+            .with_macros(self.macros.as_deref());
+        for (kind, span, spliced) in tokens.iter().cloned() {
+            match kind {
+                TokenKind::Ident => scan.token(text, kind, span, spliced),
+                TokenKind::LineComment | TokenKind::BlockComment | TokenKind::Whitespace => {}
+                _ if scan.wants(text, kind, &span) => scan.token(text, kind, span, spliced),
+                _ => {}
+            }
+        }
+        scan.finish(text)
+    }
+
+    /// What happens to a name at a renamable position, by the rules alone
+    /// (the binder's verdict comes after).
     fn decide(&self, name: &[u8]) -> Decision {
         let class = self.classes.get(name).copied();
         if class == Some(Class::Never)
             || is_keyword(name)
             || self.macros.as_ref().is_some_and(|m| m.contains(name))
         {
-            return Decision::Keep;
+            return Decision::Never;
         }
         if self.kernel_name.as_deref() == Some(name) {
             return Decision::Token;
@@ -427,8 +408,12 @@ enum Class {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Decision {
+    /// Never renamed (kept, free, a keyword, a macro).
+    Never,
+    /// Not selected by the rules (inference may still rename it).
     Keep,
     Token,
+    /// Selected by the rules: renamed when verified.
     Rename,
 }
 
@@ -471,10 +456,17 @@ struct Pass<'r, 't, 'k> {
     /// Names kept although the rules would rename them: they also stand
     /// after a member operator, so they may name a member the kernel declares.
     keep: FxHashSet<Cow<'t, [u8]>>,
-    /// The dialect scan, run alongside the first pass.
-    scan: Option<Scanner<'r>>,
     /// Renamable names met after a member operator in this pass.
     member_conflicts: FxHashSet<Cow<'t, [u8]>>,
+    /// Which names the text binds (shared by the passes over one text).
+    binding: std::rc::Rc<super::bind::Binding<'t>>,
+    /// Names the rules selected that the binder did not verify, with why
+    /// (recorded only when `record` is set).
+    refused: Vec<(Cow<'t, [u8]>, String)>,
+    /// Names renamed by inference alone (recorded only when `record` is set).
+    inferred: Vec<Cow<'t, [u8]>>,
+    /// The same, always kept.
+    inferred_all: FxHashSet<Cow<'t, [u8]>>,
 }
 
 impl<'r, 't, 'k> Pass<'r, 't, 'k> {
@@ -484,6 +476,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         prefix: Vec<u8>,
         marked: bool,
         keep: FxHashSet<Cow<'t, [u8]>>,
+        binding: std::rc::Rc<super::bind::Binding<'t>>,
     ) -> Self {
         Pass {
             renamer,
@@ -507,7 +500,32 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             kept: None,
             keep,
             member_conflicts: FxHashSet::default(),
-            scan: None,
+            binding,
+            refused: Vec::new(),
+            inferred: Vec::new(),
+            inferred_all: FxHashSet::default(),
+        }
+    }
+
+    /// Why the binder did not verify `name`, in words.
+    fn why(&self, name: &[u8]) -> String {
+        match self.binding.verdict(name) {
+            Ok(()) => match self.renamer.decide(name) {
+                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
+                Decision::Never
+                    if self
+                        .renamer
+                        .macros
+                        .as_ref()
+                        .is_some_and(|m| m.contains(name)) =>
+                {
+                    super::bind::Reason::Macro.describe().to_string()
+                }
+                Decision::Never => "is listed in keep or free".to_string(),
+                _ => "stands after a member operator".to_string(),
+            },
+            Err(super::bind::Reason::Whole) => self.binding.whole.clone().unwrap_or_default(),
+            Err(r) => r.describe().to_string(),
         }
     }
 
@@ -520,31 +538,24 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        // The dialect scan sees every token but blanks, well-formed comments
-        // and names no macro it looks for can be (see `Scanner::token`).
-        for_each_token_spliced(text, |kind, span, spliced| match kind {
-            TokenKind::Ident => {
-                if let Some(scan) = self.scan.as_mut() {
-                    scan.token(text, kind, span.clone(), spliced);
+        // The binder's lexing of the text, reused: one lexing per text.
+        let binding = self.binding.clone();
+        for (kind, span, spliced) in binding.tokens().iter().cloned() {
+            match kind {
+                TokenKind::Ident => {
+                    // `a.template f<T>()`: the member is the name after `template`.
+                    let template = after_member && &text[span.clone()] == b"template";
+                    self.name(span.start, span.end, after_member, spliced);
+                    after_member = template;
                 }
-                // `a.template f<T>()`: the member is the name after `template`.
-                let template = after_member && &text[span.clone()] == b"template";
-                self.name(span.start, span.end, after_member, spliced);
-                after_member = template;
+                TokenKind::LineComment
+                | TokenKind::BlockComment
+                | TokenKind::UnterminatedComment => self.comment(span.start, span.end),
+                TokenKind::Whitespace => {}
+                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
+                _ => after_member = false,
             }
-            TokenKind::LineComment | TokenKind::BlockComment => self.comment(span.start, span.end),
-            TokenKind::Whitespace => {}
-            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-            _ => {
-                if let Some(scan) = self.scan.as_mut().filter(|s| s.wants(text, kind, &span)) {
-                    scan.token(text, kind, span.clone(), spliced);
-                }
-                if kind == TokenKind::UnterminatedComment {
-                    self.comment(span.start, span.end);
-                }
-                after_member = false;
-            }
-        });
+        }
         self.out.extend_from_slice(&text[self.copied..]);
     }
 
@@ -580,7 +591,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 Some(&t) => t,
                 None => self.take(spelled.clone()),
             };
-            if !matches!(elsewhere, Taken::Keep { .. }) {
+            // The rules' names keep their old member rule; an inferred name
+            // was verified by the binder, which keeps any member the kernel
+            // declares (it stands in a struct body).
+            if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
                 self.member_conflicts.insert(spelled.clone());
             }
             Taken::Keep {
@@ -628,12 +642,35 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Takes the decision for a spelling met for the first time.
     fn take(&mut self, spelled: Cow<'t, [u8]>) -> Taken {
         let decision = if self.keep.contains(&spelled) {
-            Decision::Keep
+            Decision::Never
         } else {
-            self.renamer.decide(&spelled)
+            match self.renamer.decide(&spelled) {
+                // A name is renamed only when the binder verified it.
+                Decision::Rename
+                    if self.renamer.verify && self.binding.verdict(&spelled).is_err() =>
+                {
+                    if self.record {
+                        let why = self.why(&spelled);
+                        self.refused.push((spelled.clone(), why));
+                    }
+                    Decision::Never
+                }
+                Decision::Keep
+                    if self.renamer.infer
+                        && self.binding.verdict(&spelled).is_ok()
+                        && self.binding.declares(&spelled) =>
+                {
+                    if self.record {
+                        self.inferred.push(spelled.clone());
+                    }
+                    self.inferred_all.insert(spelled.clone());
+                    Decision::Rename
+                }
+                d => d,
+            }
         };
         let taken = match decision {
-            Decision::Keep => Taken::Keep {
+            Decision::Keep | Decision::Never => Taken::Keep {
                 collides: self.kept_collides(&spelled),
             },
             Decision::Token => {
@@ -716,350 +753,5 @@ fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// `i` then digits.
-pub fn is_symbol(name: &[u8]) -> bool {
-    name.len() > 1 && name[0] == b'i' && is_digits(&name[1..])
-}
-
-/// `v`, digits, `_`, anything.
-pub fn is_scope_local(name: &[u8]) -> bool {
-    if name.first() != Some(&b'v') {
-        return false;
-    }
-    let digits = name[1..].iter().take_while(|b| b.is_ascii_digit()).count();
-    digits > 0 && name.get(1 + digits) == Some(&b'_')
-}
-
-fn is_digits(name: &[u8]) -> bool {
-    !name.is_empty() && name.iter().all(u8::is_ascii_digit)
-}
-
-/// `<prefix><digits>`.
-fn is_numbered(name: &[u8], prefix: &[u8]) -> bool {
-    name.starts_with(prefix) && is_digits(&name[prefix.len()..])
-}
-
-/// The implementation's reserved namespace: `__x` and `_X`.
-pub fn is_reserved(name: &[u8]) -> bool {
-    matches!(name, [b'_', b'_', ..] | [b'_', b'A'..=b'Z', ..])
-}
-
-/// C, C++, CUDA and OpenCL C keywords (and the OpenCL and CUDA qualifiers a
-/// declaration can use), none of which a declaration can rebind.
-pub fn is_keyword(name: &[u8]) -> bool {
-    // A match compiles to a switch on length and first bytes: no search.
-    matches!(
-        name,
-        b"_Alignas"
-            | b"_Alignof"
-            | b"_Atomic"
-            | b"_Bool"
-            | b"_Complex"
-            | b"_Generic"
-            | b"_Imaginary"
-            | b"_Noreturn"
-            | b"_Static_assert"
-            | b"_Thread_local"
-            | b"__constant"
-            | b"__device__"
-            | b"__global"
-            | b"__global__"
-            | b"__host__"
-            | b"__kernel"
-            | b"__local"
-            | b"__private"
-            | b"__shared__"
-            | b"alignas"
-            | b"alignof"
-            | b"and"
-            | b"asm"
-            | b"auto"
-            | b"bool"
-            | b"break"
-            | b"case"
-            | b"catch"
-            | b"char"
-            | b"class"
-            | b"const"
-            | b"const_cast"
-            | b"constant"
-            | b"constexpr"
-            | b"continue"
-            | b"decltype"
-            | b"default"
-            | b"delete"
-            | b"do"
-            | b"double"
-            | b"dynamic_cast"
-            | b"else"
-            | b"enum"
-            | b"explicit"
-            | b"extern"
-            | b"false"
-            | b"float"
-            | b"for"
-            | b"friend"
-            | b"global"
-            | b"goto"
-            | b"half"
-            | b"if"
-            | b"inline"
-            | b"int"
-            | b"kernel"
-            | b"local"
-            | b"long"
-            | b"mutable"
-            | b"namespace"
-            | b"new"
-            | b"noexcept"
-            | b"not"
-            | b"nullptr"
-            | b"operator"
-            | b"or"
-            | b"private"
-            | b"protected"
-            | b"public"
-            | b"register"
-            | b"reinterpret_cast"
-            | b"restrict"
-            | b"return"
-            | b"short"
-            | b"signed"
-            | b"sizeof"
-            | b"static"
-            | b"static_assert"
-            | b"static_cast"
-            | b"struct"
-            | b"switch"
-            | b"template"
-            | b"this"
-            | b"thread_local"
-            | b"throw"
-            | b"true"
-            | b"try"
-            | b"typedef"
-            | b"typeid"
-            | b"typename"
-            | b"union"
-            | b"unsigned"
-            | b"using"
-            | b"virtual"
-            | b"void"
-            | b"volatile"
-            | b"while"
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn canon_with(text: &str, f: impl FnOnce(&mut CanonOptions)) -> Canonical {
-        let mut o = CanonOptions::default();
-        f(&mut o);
-        canonical_kernel(text.as_bytes(), &o)
-    }
-
-    fn canon(text: &str, f: impl FnOnce(&mut CanonOptions)) -> String {
-        String::from_utf8(canon_with(text, f).text).unwrap()
-    }
-
-    fn strs(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn symbols_and_scope_locals_are_numbered_by_first_occurrence() {
-        assert_eq!(
-            canon(
-                "for (int i7 = 0; i7 < n; i7++) v3_acc += i2 * v3_acc;",
-                |_| {}
-            ),
-            "for (int kc1 = 0; kc1 < n; kc1++) kc2 += kc3 * kc2;"
-        );
-    }
-
-    #[test]
-    fn bound_names_and_their_derivations_are_renamed() {
-        let out = canon("float a_local = a[i1] + b + t42 + tmp_i3;", |o| {
-            o.bound = strs(&["a", "b"]);
-            o.derivations = vec![
-                Derivation::parse("*_local").unwrap(),
-                Derivation::parse("t*").unwrap(),
-                Derivation::parse("tmp_*").unwrap(),
-            ];
-        });
-        assert_eq!(out, "float kc1 = kc2[kc3] + kc4 + kc5 + kc6;");
-    }
-
-    #[test]
-    fn a_derivation_needs_a_renamable_base() {
-        let out = canon("x_local + tx", |o| {
-            o.derivations = vec![
-                Derivation::parse("*_local").unwrap(),
-                Derivation::parse("t*").unwrap(),
-            ];
-        });
-        assert_eq!(out, "x_local + tx");
-    }
-
-    #[test]
-    fn kernel_name_becomes_its_token() {
-        let c = canon_with("void mm__seg3(float* a) { mm__seg3(a); }", |o| {
-            o.kernel_name = Some("mm__seg3".into());
-            o.bound = strs(&["a"]);
-        });
-        assert_eq!(c.text, b"void mm__seg(float* kc1) { mm__seg(kc1); }");
-        assert_eq!(c.kernel_token.as_deref(), Some("mm__seg"));
-        assert_eq!(
-            c.renamed,
-            vec![
-                ("mm__seg3".to_string(), "mm__seg".to_string()),
-                ("a".to_string(), "kc1".to_string())
-            ]
-        );
-    }
-
-    #[test]
-    fn keep_and_free_names_are_never_renamed() {
-        let out = canon("i1 + i2 + a + b", |o| {
-            o.keep = strs(&["i1"]);
-            o.free = strs(&["a"]);
-            o.bound = strs(&["b"]);
-        });
-        assert_eq!(out, "i1 + kc1 + a + kc2");
-    }
-
-    #[test]
-    fn names_after_member_operators_are_kept() {
-        let out = canon(
-            "i1.i2 + i1->i3 + i1 :: i4 + i1 . /* c */ i5 + i1.\\\ni6",
-            |_| {},
-        );
-        assert_eq!(
-            out,
-            "kc1.i2 + kc1->i3 + kc1 :: i4 + kc1 . /* c */ i5 + kc1.\\\ni6"
-        );
-    }
-
-    #[test]
-    fn opaque_regions_are_kept() {
-        let src = "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' i8";
-        assert_eq!(
-            canon(src, |_| {}),
-            "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' kc1"
-        );
-    }
-
-    #[test]
-    fn comments_are_renamed_like_code_and_quotes_there_open_nothing() {
-        assert_eq!(
-            canon("i4 /* i4's i9 */ // it's i9\n i9 2i9", |_| {}),
-            "kc1 /* kc1's kc2 */ // it's kc2\n kc2 2i9"
-        );
-    }
-
-    #[test]
-    fn splices_inside_a_renamed_identifier_are_spelled_out() {
-        assert_eq!(canon("i\\\n1 + i1", |_| {}), "kc1 + kc1");
-    }
-
-    #[test]
-    fn bound_meeting_free_refuses_bound_renaming_only() {
-        let c = canon_with("a + a_l + i3 + v1_x", |o| {
-            o.bound = strs(&["a"]);
-            o.free = strs(&["a"]);
-            o.derivations = vec![Derivation::parse("*_l").unwrap()];
-        });
-        assert_eq!(c.text, b"a + a_l + kc1 + kc2");
-        assert!(!c.bound_renamed);
-        assert_eq!(c.reason.as_deref(), Some("bound name `a` is also free"));
-    }
-
-    #[test]
-    fn reserved_or_keyword_bound_names_refuse_bound_renaming() {
-        for bad in ["__x", "_X", "int"] {
-            let c = canon_with("a + i1", |o| o.bound = strs(&["a", bad]));
-            assert_eq!(c.text, b"a + kc1", "{bad}");
-            assert!(c.reason.unwrap().contains(bad));
-        }
-        // `_x` (lowercase) is not reserved at this level.
-        assert!(canon_with("a", |o| o.bound = strs(&["_x"])).bound_renamed);
-    }
-
-    #[test]
-    fn keywords_are_never_renamed_even_when_derived() {
-        assert_eq!(
-            canon("float lo", |o| {
-                o.bound = strs(&["lo"]);
-                o.derivations = vec![Derivation::parse("f*at").unwrap()];
-            }),
-            "float kc1"
-        );
-    }
-
-    #[test]
-    fn pattern_classes_can_be_switched_off() {
-        assert_eq!(
-            canon("i1 + v1_a + xi1", |o| {
-                o.symbols = false;
-                o.scope_locals = false;
-                o.derivations = vec![Derivation::parse("x*").unwrap()];
-            }),
-            "i1 + v1_a + xi1"
-        );
-    }
-
-    #[test]
-    fn a_kept_name_spelled_like_a_canonical_name_moves_the_prefix() {
-        let c = canon("i5 + kc1 + kc_1", |_| {});
-        assert_eq!(c, "/*kc0 kc__*/kc__1 + kc1 + kc_1");
-        // Without the marker the two kernels below would both read `kc1 + kc1`.
-        assert_ne!(canon("i5 + kc1", |_| {}), canon("i5 + i5", |_| {}));
-    }
-
-    #[test]
-    fn a_kept_name_equal_to_the_kernel_token_moves_the_prefix() {
-        let recursive = canon("void k__seg(){ k__seg(); }", |o| {
-            o.kernel_name = Some("k__seg".into())
-        });
-        let calls_other = canon("void k__seg1(){ k__seg(); }", |o| {
-            o.kernel_name = Some("k__seg1".into())
-        });
-        assert_eq!(recursive, "void k__seg(){ k__seg(); }");
-        assert_eq!(calls_other, "/*kc0 kc_*/void kc_0(){ k__seg(); }");
-    }
-
-    #[test]
-    fn a_token_spelled_like_a_canonical_name_moves_the_prefix() {
-        assert_eq!(
-            canon("void kc1(){ i1; }", |o| o.kernel_name = Some("kc1".into())),
-            "/*kc0 kc_*/void kc_0(){ kc_1; }"
-        );
-    }
-
-    #[test]
-    fn an_unmarked_text_never_contains_kc0() {
-        // `kc0` kept forces the marked form, so the marker cannot be forged.
-        assert_eq!(canon("/*kc0 kc_*/i1", |_| {}), "/*kc0 kc_*//*kc0 kc_*/kc_1");
-    }
-
-    #[test]
-    fn keywords_are_recognised() {
-        assert!(is_keyword(b"int") && is_keyword(b"__global__") && is_keyword(b"while"));
-        assert!(!is_keyword(b"x") && !is_keyword(b"Int") && !is_keyword(b"ints"));
-    }
-
-    #[test]
-    fn derivation_templates_parse_with_one_star() {
-        assert_eq!(
-            Derivation::parse("p*s"),
-            Some(Derivation {
-                prefix: "p".into(),
-                suffix: "s".into()
-            })
-        );
-        assert_eq!(Derivation::parse("ps"), None);
-        assert_eq!(Derivation::parse("p**s"), None);
-    }
-}
+mod tests;

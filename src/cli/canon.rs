@@ -33,6 +33,11 @@ pub struct RenameFlags {
     /// Do not rename scope locals (`v`, digits, `_`, anything).
     #[arg(long)]
     pub no_scope_locals: bool,
+    /// Also rename every name the kernel declares (parameters, locals,
+    /// labels) whose occurrences all refer to its declaration: no `--bound`
+    /// needed.
+    #[arg(long)]
+    pub infer: bool,
 }
 
 impl RenameFlags {
@@ -47,6 +52,7 @@ impl RenameFlags {
             derivations: self.derivation.clone(),
             symbols: !self.no_symbols,
             scope_locals: !self.no_scope_locals,
+            infer: self.infer,
         }
     }
 }
@@ -60,7 +66,11 @@ pub struct CanonArgs {
     #[command(flatten)]
     rename: RenameFlags,
     /// Print one JSON object: canonical, kernel_token, renamed, bound_renamed,
-    /// reason, raw (why it is keyed on its raw text), uncacheable.
+    /// reason, raw (why it is keyed on its raw text), uncacheable, kept
+    /// (each name the rules or inference would rename that was left as
+    /// written, with why), given_up (why no name was verified, if none was),
+    /// unparsed (byte ranges of items not parsed) and, with `--infer`,
+    /// inferred.
     #[arg(long)]
     json: bool,
     /// The kernel text; standard input when absent or `-`.
@@ -76,7 +86,12 @@ pub fn canon(args: CanonArgs) -> Result<ExitCode, Failure> {
             .iter()
             .map(|(from, to)| (from.clone(), serde_json::Value::String(to.clone())))
             .collect();
-        let obj = serde_json::json!({
+        let kept: serde_json::Map<String, serde_json::Value> = c
+            .kept
+            .iter()
+            .map(|(name, why)| (name.clone(), serde_json::Value::String(why.clone())))
+            .collect();
+        let mut obj = serde_json::json!({
             "canonical": c.text_lossy(),
             "kernel_token": c.kernel_token,
             "renamed": renamed,
@@ -84,7 +99,13 @@ pub fn canon(args: CanonArgs) -> Result<ExitCode, Failure> {
             "reason": c.reason,
             "raw": c.raw,
             "uncacheable": c.uncacheable,
+            "kept": kept,
+            "given_up": c.given_up,
+            "unparsed": c.unparsed,
         });
+        if args.rename.infer {
+            obj["inferred"] = serde_json::json!(c.inferred);
+        }
         write_stdout(format!("{obj}\n").as_bytes())?;
     } else {
         write_stdout(&c.text)?;

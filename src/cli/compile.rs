@@ -6,6 +6,7 @@ use super::canon::RenameFlags;
 use super::{write_stdout, Failure};
 use clap::{ArgAction, Args};
 use kcache::backend::Backend;
+use kcache::canon::bind::neutral;
 use kcache::canon::{CanonOptions, Derivation};
 use kcache::resolve::Kernel;
 use serde::Deserialize;
@@ -18,7 +19,8 @@ pub struct CompileArgs {
     /// A compiler option for every file (repeatable), e.g. --option=-O3.
     #[arg(long = "option", value_name = "FLAG", action = ArgAction::Append, allow_hyphen_values = true)]
     options: Vec<String>,
-    /// A JSON list of {"file", "kernel_name", "bound", "keep", "free", "options"}
+    /// A JSON list of {"file", "kernel_name", "bound", "keep", "free",
+    /// "derivations", "options", "infer"}
     /// (paths relative to the manifest) instead of FILE arguments.
     #[arg(long, value_name = "M.json", conflicts_with = "files")]
     manifest: Option<PathBuf>,
@@ -28,7 +30,15 @@ pub struct CompileArgs {
     /// (kernels another process sharing the store compiled while this one waited).
     #[arg(long)]
     json: bool,
-    /// Kernel files, one kernel each; a kernel's name is --kernel-name, else the file's stem.
+    /// Replace each kernel's function name by a neutral symbol derived from
+    /// the rest of its canonical text, in the text compiled too, so kernels
+    /// differing only in their function name compile once; the answer names
+    /// the neutral symbol. A name that also stands outside code (a directive,
+    /// string, comment, attribute) stays.
+    #[arg(long)]
+    neutral_name: bool,
+    /// Kernel files, one kernel each; a kernel's name is --kernel-name, else
+    /// the one function the file defines, else the file's stem.
     #[arg(value_name = "FILE", required_unless_present = "manifest")]
     files: Vec<PathBuf>,
     #[command(flatten)]
@@ -60,6 +70,12 @@ struct ManifestEntry {
     derivations: Vec<String>,
     #[serde(default)]
     options: Vec<String>,
+    /// Rename every name the kernel declares that the binder verifies
+    /// (`--infer` for this entry; the flag's value when absent).
+    infer: Option<bool>,
+    /// Compile under a neutral symbol (`--neutral-name` for this entry; the
+    /// flag's value when absent).
+    neutral_name: Option<bool>,
 }
 
 /// A kernel to compile, and the file it came from (as the user named it).
@@ -68,13 +84,30 @@ struct Input {
     kernel: Kernel,
 }
 
-fn read_kernel(path: &Path, canon: CanonOptions, options: Vec<String>) -> Result<Input, Failure> {
-    let text = super::input::read_text(path)?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let symbol = canon.kernel_name.clone().unwrap_or(stem);
+fn read_kernel(
+    path: &Path,
+    canon: CanonOptions,
+    options: Vec<String>,
+    neutral: bool,
+) -> Result<Input, Failure> {
+    let mut text = super::input::read_text(path)?;
+    let stem = || {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut symbol = canon
+        .kernel_name
+        .clone()
+        .or_else(|| neutral::defined_function(text.as_bytes()))
+        .unwrap_or_else(stem);
+    if neutral {
+        if let Some((s, t)) = neutral::neutral_symbol(text.as_bytes(), &symbol, &canon) {
+            // The replacement swaps one identifier for another: still UTF-8.
+            text = String::from_utf8(t).expect("an identifier replaced in UTF-8 text");
+            symbol = s;
+        }
+    }
     let canon = CanonOptions {
         kernel_name: Some(symbol.clone()),
         ..canon
@@ -90,7 +123,14 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
         return args
             .files
             .iter()
-            .map(|f| read_kernel(f, args.rename.options(), args.options.clone()))
+            .map(|f| {
+                read_kernel(
+                    f,
+                    args.rename.options(),
+                    args.options.clone(),
+                    args.neutral_name,
+                )
+            })
             .collect();
     };
     let text = super::input::read_file(manifest)?;
@@ -118,9 +158,11 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
                 keep: e.keep,
                 free: e.free,
                 derivations,
+                infer: e.infer.unwrap_or(args.rename.infer),
                 ..CanonOptions::default()
             };
-            let mut input = read_kernel(&base.join(&e.file), canon, e.options)?;
+            let neutral = e.neutral_name.unwrap_or(args.neutral_name);
+            let mut input = read_kernel(&base.join(&e.file), canon, e.options, neutral)?;
             input.file = e.file;
             Ok(input)
         })

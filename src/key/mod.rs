@@ -22,7 +22,12 @@ use std::sync::{Arc, OnceLock};
 /// 2: the lexer reads lines, splices and digraphs as GCC does; kernels it may
 /// misread, or that use position macros, are keyed on their raw text and
 /// full name; groups hold only kernels proved isolated.
-pub const KEY_VERSION: u32 = 2;
+///
+/// 3: a name is renamed only where the binder verifies it (a name the rules
+/// select that also stands in a directive, `asm`, an attribute, ... is kept
+/// as written): a version-2 canonical text renamed such names, and a
+/// different kernel's version-3 text can equal it.
+pub const KEY_VERSION: u32 = 3;
 
 /// Width in hex characters of every digest field.
 pub const DIGEST_HEX_LEN: usize = 64;

@@ -1,0 +1,188 @@
+//! How the token adapter reads a word: keyword, type name, qualifier, or a
+//! construct whose operands are opaque.
+
+use super::tokens::Tok;
+use super::Reason;
+
+/// What an identifier-spelled token is for the grammar.
+pub fn classify(name: &[u8], glsl: bool, typedef: bool) -> Tok {
+    if typedef || is_type_name(name, glsl) {
+        return Tok::TypeName;
+    }
+    match name {
+        b"typedef" => Tok::Typedef,
+        b"extern" => Tok::Extern,
+        b"static" | b"auto" | b"register" | b"inline" | b"__inline" | b"__inline__"
+        | b"_Thread_local" | b"thread_local" | b"__forceinline__" | b"__noinline__"
+        | b"constexpr" | b"_Noreturn" => Tok::Storage,
+        b"const" | b"volatile" | b"restrict" | b"__restrict__" | b"__restrict" | b"_Atomic"
+        | b"__read_only" | b"__write_only" | b"__read_write" | b"read_only" | b"write_only"
+        | b"read_write" | b"signed" | b"unsigned" | b"short" | b"long" | b"_Complex" => Tok::Qual,
+        b"__global__" | b"__device__" | b"__host__" | b"__shared__" | b"__constant__"
+        | b"__managed__" | b"__kernel" | b"__global" | b"__local" | b"__constant"
+        | b"__private" | b"__generic" => Tok::Space,
+        b"struct" | b"union" => Tok::Struct,
+        b"enum" => Tok::Enum,
+        b"if" => Tok::If,
+        b"else" => Tok::Else,
+        b"for" => Tok::For,
+        b"while" => Tok::While,
+        b"do" => Tok::Do,
+        b"switch" => Tok::Switch,
+        b"case" => Tok::Case,
+        b"default" => Tok::Default,
+        b"return" => Tok::Return,
+        b"break" => Tok::Break,
+        b"continue" => Tok::Continue,
+        b"goto" => Tok::Goto,
+        b"sizeof" | b"_Alignof" | b"alignof" | b"__alignof__" | b"_Generic" | b"true"
+        | b"false" | b"nullptr" | b"_Static_assert" | b"static_assert" => Tok::Op,
+        b"class" | b"template" | b"typename" | b"namespace" | b"using" | b"operator" | b"new"
+        | b"delete" | b"this" | b"try" | b"catch" | b"throw" | b"decltype" | b"typeof"
+        | b"__typeof__" | b"__typeof" | b"__extension__" | b"virtual" | b"friend" | b"public"
+        | b"protected" | b"mutable" | b"explicit" | b"const_cast" | b"static_cast"
+        | b"dynamic_cast" | b"reinterpret_cast" | b"typeid" | b"concept" | b"requires"
+        | b"co_await" | b"co_return" | b"co_yield" | b"__builtin_va_arg" | b"__label__" => {
+            Tok::Unsupported
+        }
+        _ if glsl => match name {
+            b"in" | b"out" | b"inout" | b"uniform" | b"buffer" | b"shared" | b"coherent"
+            | b"readonly" | b"writeonly" | b"flat" | b"smooth" | b"noperspective" | b"highp"
+            | b"mediump" | b"lowp" | b"precise" | b"invariant" => Tok::Space,
+            b"discard" => Tok::Op,
+            // `private` etc. are C keywords GLSL reserves; `struct` above.
+            _ => Tok::Ident,
+        },
+        _ => Tok::Ident,
+    }
+}
+
+/// OpenCL C's address-space and kernel keywords without underscores.
+pub fn is_opencl_space(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"kernel" | b"global" | b"local" | b"constant" | b"private" | b"generic"
+    )
+}
+
+/// A construct whose parenthesized operands are opaque, by its first word.
+pub fn opaque_construct(name: &[u8], glsl: bool) -> Option<Reason> {
+    match name {
+        b"__attribute__"
+        | b"__attribute"
+        | b"__declspec"
+        | b"__launch_bounds__"
+        | b"__cluster_dims__"
+        | b"__align__"
+        | b"alignas"
+        | b"_Alignas"
+        | b"__builtin_offsetof"
+        | b"offsetof" => Some(Reason::Attribute),
+        b"asm" | b"__asm__" | b"__asm" => Some(Reason::Asm),
+        b"_Pragma" | b"__pragma" => Some(Reason::Directive),
+        b"layout" if glsl => Some(Reason::Attribute),
+        _ => None,
+    }
+}
+
+/// Builtin type names of C, CUDA, OpenCL and GLSL (the vector types
+/// included): spelled like identifiers, parsed as type specifiers.
+fn is_type_name(name: &[u8], glsl: bool) -> bool {
+    let base = |n: &[u8]| {
+        matches!(
+            n,
+            b"void"
+                | b"char"
+                | b"int"
+                | b"float"
+                | b"double"
+                | b"bool"
+                | b"_Bool"
+                | b"half"
+                | b"__half"
+                | b"__nv_bfloat16"
+                | b"size_t"
+                | b"ptrdiff_t"
+                | b"intptr_t"
+                | b"uintptr_t"
+                | b"int8_t"
+                | b"int16_t"
+                | b"int32_t"
+                | b"int64_t"
+                | b"uint8_t"
+                | b"uint16_t"
+                | b"uint32_t"
+                | b"uint64_t"
+                | b"uchar"
+                | b"ushort"
+                | b"uint"
+                | b"ulong"
+                | b"dim3"
+                | b"wchar_t"
+                | b"char8_t"
+                | b"char16_t"
+                | b"char32_t"
+                | b"image2d_t"
+                | b"image3d_t"
+                | b"image1d_t"
+                | b"sampler_t"
+                | b"event_t"
+                | b"longlong"
+                | b"ulonglong"
+        )
+    };
+    if base(name) {
+        return true;
+    }
+    // Vector types: `float4`, `uint2`, `half16`, ...; GLSL `vec3`, `ivec2`, `mat4`.
+    let digits = name.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && digits < name.len() {
+        let (stem, n) = name.split_at(name.len() - digits);
+        if matches!(n, b"2" | b"3" | b"4" | b"8" | b"16" | b"1")
+            && matches!(
+                stem,
+                b"char"
+                    | b"uchar"
+                    | b"short"
+                    | b"ushort"
+                    | b"int"
+                    | b"uint"
+                    | b"long"
+                    | b"ulong"
+                    | b"longlong"
+                    | b"ulonglong"
+                    | b"float"
+                    | b"double"
+                    | b"half"
+                    | b"__half"
+                    | b"bool"
+            )
+        {
+            return true;
+        }
+    }
+    glsl && matches!(
+        name,
+        b"vec2"
+            | b"vec3"
+            | b"vec4"
+            | b"ivec2"
+            | b"ivec3"
+            | b"ivec4"
+            | b"uvec2"
+            | b"uvec3"
+            | b"uvec4"
+            | b"bvec2"
+            | b"bvec3"
+            | b"bvec4"
+            | b"dvec2"
+            | b"dvec3"
+            | b"dvec4"
+            | b"mat2"
+            | b"mat3"
+            | b"mat4"
+            | b"float16_t"
+            | b"f16vec2"
+            | b"f16vec4"
+    )
+}

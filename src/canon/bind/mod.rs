@@ -1,0 +1,488 @@
+//! Verified binding: which names a kernel text binds, shown by parsing it.
+//!
+//! [`bind`] lexes the text with [`crate::canon::lexer`] (through the token
+//! adapter in [`tokens`]), cuts it into top-level items, parses each with the
+//! island grammar `grammar/kernel.lalrpop` (declarations exact, expressions as
+//! balanced token runs), and resolves every identifier occurrence against the
+//! declarations whose scope holds it: from the end of a declarator to the end
+//! of its block (parameters: over the function body; labels: over the whole
+//! function; a `for`-init declaration: over the `for`).
+//!
+//! A name is *verified* when every occurrence of it in code is within the
+//! scope of a declaration of it in the text that binds (a block-scope object,
+//! a parameter, a label, a GLSL anonymous-block member), and it never stands
+//! where a renaming could not follow it or something outside the text may
+//! name it: in a directive (so a name the text `#define`s is never verified;
+//! a function-like macro's own parameters and a header name excepted), an
+//! attribute, `asm`, `_Pragma`, an argument of a macro whose body may
+//! stringize it (one the text defines with `#`, or one the backend reports
+//! whose body is not seen), as a struct, union or enum tag or inside such a
+//! body, in an item the grammar could not parse, declared with linkage (file
+//! scope, `extern`, a function) or as a typedef, or declared between
+//! conditional directives. A name after a member operator (`p->x`) is no
+//! occurrence of a binding and counts neither way: renaming never reaches it,
+//! and a member the kernel declares stands in a struct body. A macro the text
+//! defines with `##`, a block-scope typedef or a lexical error gives up the
+//! whole text ([`Binding::whole`]).
+//!
+//! Not seen here: the bodies of macros from headers, options or the
+//! compiler. A header macro whose body names a local of the kernel (an
+//! object-like `#define ACC acc`) would follow it under renaming only if the
+//! backend reported its body's words too; [`crate::canon::MacroNames`] holds
+//! names only.
+//!
+//! Why uniform renaming of verified names is sound: each such name is
+//! replaced at every occurrence by one fresh name, and every occurrence
+//! refers to a declaration inside the text; a declaration shadows any outer
+//! meaning of its name throughout its scope, so the substitution preserves
+//! what every occurrence refers to. A construct the grammar reads as a
+//! balanced run may hide a declaration (a statement expression, a lambda):
+//! that declaration is in the text too, so the uniform renaming still maps it
+//! and its uses alike. Anything the grammar cannot parse keeps its names as
+//! written: not renaming is always sound.
+
+mod keywords;
+pub mod neutral;
+pub mod sink;
+pub mod tokens;
+mod typedefs;
+
+#[allow(clippy::all, missing_docs, unused_parens, dead_code)]
+mod kernel {
+    include!(concat!(env!("OUT_DIR"), "/kernel.rs"));
+}
+
+use crate::canon::lexer::TokenKind;
+use sink::{DeclKind, Sink, PENDING};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use tokens::Tok;
+
+/// Why a name is left as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// It stands in a preprocessor directive (a macro the text defines, a
+    /// name a macro body uses, a `#pragma` operand) or `_Pragma`.
+    Directive,
+    /// It stands in an attribute.
+    Attribute,
+    /// It stands in an `asm` statement or operand.
+    Asm,
+    /// It stands in an argument of a macro whose body may stringize or
+    /// paste it.
+    MacroArgument,
+    /// It stands after `.`, `->` or `::`.
+    Member,
+    /// It is a tag, or stands inside a struct, union or enum body.
+    Tag,
+    /// It stands in an item the grammar does not parse.
+    Unparsed,
+    /// Some occurrence refers to no declaration in the text.
+    Free,
+    /// It is declared with linkage (file scope, `extern`, a function).
+    Linkage,
+    /// It is declared as a typedef name.
+    Typedef,
+    /// It is declared between conditional directives.
+    Conditional,
+    /// It is a macro name where the kernel is compiled.
+    Macro,
+    /// The whole text is given up (see [`Binding::whole`]).
+    Whole,
+}
+
+impl Reason {
+    /// The reason in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Directive => "stands in a preprocessor directive",
+            Reason::Attribute => "stands in an attribute",
+            Reason::Asm => "stands in an asm statement",
+            Reason::MacroArgument => {
+                "stands in an argument of a macro whose body is not known to leave it alone"
+            }
+            Reason::Member => "stands after a member operator",
+            Reason::Tag => "is a tag or stands in a struct, union or enum body",
+            Reason::Unparsed => "stands in code the grammar does not parse",
+            Reason::Free => "has an occurrence that refers to no declaration in the kernel",
+            Reason::Linkage => "is declared with linkage",
+            Reason::Typedef => "is a typedef name",
+            Reason::Conditional => "is declared between conditional directives",
+            Reason::Macro => "is a macro name",
+            Reason::Whole => "the kernel is given up",
+        }
+    }
+}
+
+/// What [`bind`] found.
+#[derive(Debug, Default)]
+pub struct Binding<'t> {
+    /// The id of each name met (in code, a directive or an opaque region).
+    index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
+    /// Per id: `None` when the name never stands in code, `Ok` when verified,
+    /// else why not.
+    verdicts: Vec<Option<Result<(), Reason>>>,
+    /// Names declared by a binding declaration, in order of first declaration.
+    declared: Vec<Cow<'t, [u8]>>,
+    /// Per id: whether [`Binding::declared`] holds it.
+    is_declared: Vec<bool>,
+    /// Byte ranges of the top-level items the grammar did not parse.
+    unparsed: Vec<(usize, usize)>,
+    /// Names of the functions the text defines (in items that parsed).
+    functions: Vec<Cow<'t, [u8]>>,
+    /// Every token but blanks, comments included.
+    tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
+    /// Why nothing in the text is verified, if nothing is.
+    pub whole: Option<String>,
+}
+
+impl<'t> Binding<'t> {
+    /// Whether `name` may be renamed: `Ok`, or why not. A name that never
+    /// stands in code (only in comments) may: renaming it changes no code.
+    pub fn verdict(&self, name: &[u8]) -> Result<(), Reason> {
+        if self.whole.is_some() {
+            return Err(Reason::Whole);
+        }
+        match self.index.get(name) {
+            Some(&id) => self.verdicts[id as usize].unwrap_or(Ok(())),
+            None => Ok(()),
+        }
+    }
+
+    /// Byte ranges `[start, end)` of the top-level items the grammar did
+    /// not parse (their names are kept as written).
+    pub fn unparsed(&self) -> &[(usize, usize)] {
+        &self.unparsed
+    }
+
+    /// The names of the functions the text defines, in order (only those in
+    /// items the grammar parsed).
+    pub fn functions(&self) -> &[Cow<'t, [u8]>] {
+        &self.functions
+    }
+
+    /// Whether a binding declaration in the text declares `name`.
+    pub fn declares(&self, name: &[u8]) -> bool {
+        self.index
+            .get(name)
+            .is_some_and(|&id| self.is_declared.get(id as usize) == Some(&true))
+    }
+
+    /// Names a binding declaration in the text declares (parameters, locals,
+    /// labels), verified or not, in order of first declaration.
+    pub fn declared(&self) -> &[Cow<'t, [u8]>] {
+        &self.declared
+    }
+
+    /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
+    /// gives them, blanks left out: the lexing the binder did, for the
+    /// renamer to reuse.
+    pub fn tokens(&self) -> &[(TokenKind, std::ops::Range<usize>, bool)] {
+        &self.tokens
+    }
+}
+
+/// A lexed text: every token but blanks, comments included, as
+/// [`crate::canon::lexer::for_each_token_spliced`] gives them.
+pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
+
+/// Lexes `text` as [`bind_lexed`] takes it (so a caller that also scans the
+/// tokens lexes once).
+pub fn lex(text: &[u8]) -> Lexed {
+    let mut all: Lexed = Vec::with_capacity(text.len() / 4 + 1);
+    crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
+        if kind != TokenKind::Whitespace {
+            all.push((kind, span, spliced));
+        }
+    });
+    all
+}
+
+/// Binds `text` (see the module docs). `macros`: names that are macros where
+/// the kernel is compiled.
+pub fn bind<'t>(text: &'t [u8], macros: Option<&crate::canon::MacroNames>) -> Binding<'t> {
+    bind_lexed(text, lex(text), macros)
+}
+
+/// [`bind`] over the tokens [`lex`] gave for `text`.
+pub fn bind_lexed<'t>(
+    text: &'t [u8],
+    tokens: Lexed,
+    macros: Option<&crate::canon::MacroNames>,
+) -> Binding<'t> {
+    let mut a = tokens::adapt(text, tokens, macros);
+    let mut binding = Binding {
+        whole: a.whole.clone(),
+        tokens: std::mem::take(&mut a.all),
+        ..Binding::default()
+    };
+    if binding.whole.is_some() {
+        return binding;
+    }
+    let sink = RefCell::new(Sink {
+        glsl: a.glsl,
+        ..Sink::default()
+    });
+    let parser = kernel::ItemParser::new();
+    let mut unparsed: Vec<(usize, usize)> = Vec::new();
+    for chunk in items(&a.toks) {
+        let (nd, ns, nn, nf) = {
+            let s = sink.borrow();
+            (
+                s.decls.len(),
+                s.scopes.len(),
+                s.never.len(),
+                s.functions.len(),
+            )
+        };
+        let toks = chunk.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
+        if parser.parse(&sink, toks).is_err() {
+            let mut s = sink.borrow_mut();
+            s.decls.truncate(nd);
+            s.scopes.truncate(ns);
+            s.never.truncate(nn);
+            s.functions.truncate(nf);
+            unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
+        }
+    }
+    let mut sink = sink.into_inner();
+    let mut k = 0;
+    for &at in &sink.functions {
+        while k < a.idents.len() && a.idents[k].at < at {
+            k += 1;
+        }
+        if let Some(id) = a.idents.get(k).filter(|id| id.at == at) {
+            binding.functions.push(a.names[id.id as usize].clone());
+        }
+    }
+    // The pre-pass's typedef guess must be what the grammar found.
+    let mut parsed_typedefs: Vec<usize> = sink
+        .decls
+        .iter()
+        .filter(|d| d.kind == DeclKind::Typedef)
+        .map(|d| d.at)
+        .collect();
+    parsed_typedefs.sort_unstable();
+    if parsed_typedefs != a.typedefs
+        || sink
+            .decls
+            .iter()
+            .any(|d| d.kind == DeclKind::Typedef && d.to == PENDING)
+    {
+        binding.whole = Some("its typedef names are not told apart from other names".into());
+        return binding;
+    }
+    resolve_pending(&mut sink);
+    judge(&mut a, &sink, &unparsed, &mut binding);
+    binding.unparsed = unparsed;
+    binding.index = a.index;
+    binding
+}
+
+/// Cuts the terminals into top-level items: each ends with a `;` outside
+/// any bracket, or with the `}` closing a function body (a brace opened right
+/// after a `)`).
+fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut depth = 0usize;
+    let mut body = false;
+    for (i, &(_, t, _)) in toks.iter().enumerate() {
+        match t {
+            Tok::LParen | Tok::LBracket => depth += 1,
+            Tok::LBrace => {
+                if depth == 0 {
+                    body = i > start && toks[i - 1].1 == Tok::RParen;
+                }
+                depth += 1;
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && t == Tok::RBrace && body {
+                    out.push(&toks[start..=i]);
+                    start = i + 1;
+                    body = false;
+                }
+            }
+            Tok::Semi if depth == 0 => {
+                out.push(&toks[start..=i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < toks.len() {
+        out.push(&toks[start..]);
+    }
+    out
+}
+
+/// Gives each block-scope declaration the end of the innermost scope that
+/// holds it (scopes nest, so a sweep in position order finds it).
+fn resolve_pending(sink: &mut Sink) {
+    let mut scopes = sink.scopes.clone();
+    scopes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut order: Vec<usize> = (0..sink.decls.len())
+        .filter(|&i| sink.decls[i].to == PENDING)
+        .collect();
+    order.sort_unstable_by_key(|&i| sink.decls[i].at);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut next = 0;
+    for i in order {
+        let at = sink.decls[i].at;
+        while next < scopes.len() && scopes[next].0 <= at {
+            while stack.last().is_some_and(|s| s.1 <= scopes[next].0) {
+                stack.pop();
+            }
+            stack.push(scopes[next]);
+            next += 1;
+        }
+        while stack.last().is_some_and(|s| s.1 <= at) {
+            stack.pop();
+        }
+        match stack.last() {
+            Some(s) => sink.decls[i].to = s.1,
+            None => sink.decls[i].kind = DeclKind::Linkage,
+        }
+    }
+}
+
+/// Sorts and merges overlapping ranges.
+fn merge(mut v: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    v.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(v.len());
+    for r in v {
+        match out.last_mut() {
+            Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// A cursor over sorted, merged ranges, for positions met in order.
+struct Ranges<'r> {
+    ranges: &'r [(usize, usize)],
+    next: usize,
+}
+
+impl Ranges<'_> {
+    /// Whether `at` (no smaller than any position asked before) is inside.
+    fn holds(&mut self, at: usize) -> bool {
+        while self.next < self.ranges.len() && self.ranges[self.next].1 <= at {
+            self.next += 1;
+        }
+        self.ranges.get(self.next).is_some_and(|r| r.0 <= at)
+    }
+}
+
+/// Every identifier occurrence against the declarations: a verdict per name.
+/// Identifiers come in position order, so the declarations and the ranges
+/// are walked alongside them, and names are looked up by id: no hashing.
+fn judge<'t>(
+    a: &mut tokens::Adapted<'t>,
+    sink: &Sink,
+    unparsed: &[(usize, usize)],
+    b: &mut Binding<'t>,
+) {
+    let opaque = std::mem::take(&mut a.opaque);
+    let opaque: Vec<(u32, Reason)> = opaque
+        .into_iter()
+        .map(|(name, r)| (a.intern(name), r))
+        .collect();
+    let n = a.names.len();
+    let mut verdicts: Vec<Option<Result<(), Reason>>> = vec![None; n];
+    let fail = |v: &mut Vec<Option<Result<(), Reason>>>, id: u32, r: Reason| {
+        let slot = &mut v[id as usize];
+        if !matches!(slot, Some(Err(_))) {
+            *slot = Some(Err(r));
+        }
+    };
+    // Opaque occurrences first, so theirs is the reason given.
+    for &(id, r) in &opaque {
+        fail(&mut verdicts, id, r);
+    }
+    let mut decls: Vec<&sink::Decl> = sink.decls.iter().collect();
+    decls.sort_unstable_by_key(|d| d.at);
+    let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
+    // Then declarations, by walking them alongside the identifiers.
+    let mut scopes: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    let mut is_declared = vec![false; n];
+    let mut declaring = vec![false; a.idents.len()];
+    let mut cond = Ranges {
+        ranges: &conditional,
+        next: 0,
+    };
+    let mut d = 0;
+    for (k, id) in a.idents.iter().enumerate() {
+        while d < decls.len() && decls[d].at < id.at {
+            d += 1;
+        }
+        if d >= decls.len() || decls[d].at != id.at {
+            continue;
+        }
+        declaring[k] = true;
+        let decl = decls[d];
+        match decl.kind {
+            DeclKind::Local | DeclKind::Param | DeclKind::Label => {
+                if cond.holds(decl.at) {
+                    fail(&mut verdicts, id.id, Reason::Conditional);
+                }
+                if !is_declared[id.id as usize] {
+                    is_declared[id.id as usize] = true;
+                    b.declared.push(a.names[id.id as usize].clone());
+                }
+                scopes[id.id as usize].push((decl.from, decl.to));
+            }
+            DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
+            DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
+        }
+    }
+    // Then every occurrence.
+    let never = merge(sink.never.clone());
+    let unparsed = merge(unparsed.to_vec());
+    let mut never = Ranges {
+        ranges: &never,
+        next: 0,
+    };
+    let mut unparsed = Ranges {
+        ranges: &unparsed,
+        next: 0,
+    };
+    for (k, id) in a.idents.iter().enumerate() {
+        // A member refers to no binding of the kernel, and renaming never
+        // reaches it: neither for nor against. (A member the kernel declares
+        // stands in a struct body, which keeps its name.)
+        if id.never == Some(Reason::Member) {
+            continue;
+        }
+        let reason = if let Some(r) = id.never {
+            Some(r)
+        } else if unparsed.holds(id.at) {
+            Some(Reason::Unparsed)
+        } else if never.holds(id.at) {
+            Some(Reason::Tag)
+        } else if declaring[k] {
+            None
+        } else {
+            let bound = scopes[id.id as usize]
+                .iter()
+                .any(|&(from, to)| from <= id.at && id.at < to);
+            (!bound).then_some(Reason::Free)
+        };
+        match reason {
+            Some(r) => fail(&mut verdicts, id.id, r),
+            None => {
+                let slot = &mut verdicts[id.id as usize];
+                if slot.is_none() {
+                    *slot = Some(Ok(()));
+                }
+            }
+        }
+    }
+    b.verdicts = verdicts;
+    b.is_declared = is_declared;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,252 @@
+use super::*;
+
+fn verdict(text: &str, name: &str) -> Result<(), Reason> {
+    bind(text.as_bytes(), None).verdict(name.as_bytes())
+}
+
+fn ok(text: &str, names: &[&str]) {
+    for n in names {
+        assert_eq!(verdict(text, n), Ok(()), "`{n}` in {text}");
+    }
+}
+
+fn kept(text: &str, name: &str, reason: Reason) {
+    assert_eq!(verdict(text, name), Err(reason), "`{name}` in {text}");
+}
+
+#[test]
+fn parameters_and_locals_are_verified() {
+    let k = "void f(float* a, int n) { int i = 0; for (int j = 0; j < n; j++) a[j] = i; }";
+    ok(k, &["a", "n", "i", "j"]);
+    kept(k, "f", Reason::Linkage);
+}
+
+#[test]
+fn a_scope_starts_after_its_declarator() {
+    // The first `b` is the outer (free) one.
+    kept("void f() { int a = b, b = 1; }", "b", Reason::Free);
+    // `int x = x;` refers to itself.
+    ok("void f() { int x = x; }", &["x"]);
+}
+
+#[test]
+fn a_scope_ends_with_its_block() {
+    kept("void f() { { int t = 1; } t = 2; }", "t", Reason::Free);
+    kept(
+        "void f() { for (int i = 0; i < 2; i++) ; i = 3; }",
+        "i",
+        Reason::Free,
+    );
+    ok("void f() { int t; { int t = 1; } t = 2; }", &["t"]);
+}
+
+#[test]
+fn free_names_calls_and_globals_are_kept() {
+    let k = "float g; void f(float* a) { a[0] = g + sinf(a[1]); }";
+    kept(k, "g", Reason::Linkage);
+    kept(k, "sinf", Reason::Free);
+    ok(k, &["a"]);
+}
+
+#[test]
+fn members_tags_and_struct_bodies_never_bind() {
+    let k = "void f(struct s* p, int x, int y) { struct s { int x; } q; p->y = x; q.x = 1; }";
+    // A member is no occurrence of a binding: `y` the parameter binds.
+    ok(k, &["y"]);
+    kept(k, "s", Reason::Tag);
+    kept(k, "x", Reason::Tag);
+    ok(k, &["p", "q"]);
+    // A tag defined with a body names a type (as in C++): a variable spelled
+    // like it makes its item unparsed.
+    let k = "struct s { int v; };\nvoid f(int s, int t) { s = t; }";
+    let b = bind(k.as_bytes(), None);
+    assert!(b.verdict(b"s").is_err());
+    assert_eq!(b.verdict(b"t"), Err(Reason::Unparsed));
+}
+
+#[test]
+fn opaque_regions_keep_their_names() {
+    kept(
+        "void f(int a) { __attribute__((aligned(a))) int b = a; }",
+        "a",
+        Reason::Attribute,
+    );
+    kept(
+        "void f(int a) { [[gnu::assume(a)]]; }",
+        "a",
+        Reason::Attribute,
+    );
+    kept(
+        "void f(int a) { asm volatile (\"mov %[a], 1\" : [a] \"=r\"(a)); }",
+        "a",
+        Reason::Asm,
+    );
+    kept(
+        "void f(int a) { _Pragma(\"unroll a\") for (;;) a++; }",
+        "a",
+        Reason::Directive,
+    );
+    kept(
+        "#pragma omp private(a)\nvoid f(int a) { a++; }",
+        "a",
+        Reason::Directive,
+    );
+}
+
+#[test]
+fn macro_names_and_their_bodies_are_kept() {
+    let k = "#define N 4\n#define ADD(x) ((x) + bias)\nvoid f(int bias, int x, int N2) { x = ADD(x) + N + N2; }";
+    kept(k, "N", Reason::Directive);
+    kept(k, "bias", Reason::Directive);
+    // A macro's parameters are its own.
+    ok(k, &["x"]);
+    kept(k, "ADD", Reason::Directive);
+    ok(k, &["N2"]);
+}
+
+#[test]
+fn arguments_of_stringizing_or_unseen_macros_are_kept() {
+    let k = "#define S(e) #e\nvoid f(int a, int b) { S(a); b++; }";
+    kept(k, "a", Reason::MacroArgument);
+    ok(k, &["b"]);
+    let mut macros = crate::canon::MacroNames::default();
+    macros.insert(b"isnan".as_slice().into());
+    let k = "void f(float a, float b) { b = isnan(a); }";
+    assert_eq!(
+        bind(k.as_bytes(), Some(&macros)).verdict(b"a"),
+        Err(Reason::MacroArgument)
+    );
+    assert_eq!(bind(k.as_bytes(), Some(&macros)).verdict(b"b"), Ok(()));
+    ok(k, &["a", "b"]);
+}
+
+#[test]
+fn declarations_between_conditional_directives_are_kept() {
+    let k = "void f() {\n#ifdef A\n int y;\n#endif\n y = 1; }";
+    kept(k, "y", Reason::Conditional);
+}
+
+#[test]
+fn an_unparsed_item_keeps_its_names_and_the_others_bind() {
+    let k = "template <class T> void g(T t) { t++; }\nvoid f(int t) { t++; }";
+    kept(k, "t", Reason::Unparsed);
+    ok(
+        "template <class T> void g(T u) { u++; }\nvoid f(int t) { t++; }",
+        &["t"],
+    );
+}
+
+#[test]
+fn labels_bind_over_the_whole_function() {
+    ok("void f() { goto done; done: ; }", &["done"]);
+}
+
+#[test]
+fn block_extern_and_prototypes_have_linkage() {
+    kept(
+        "void f() { extern __shared__ float s[]; s[0] = 1; }",
+        "s",
+        Reason::Linkage,
+    );
+    kept("void f() { float h(float); h(1); }", "h", Reason::Linkage);
+    // A prototype's parameter names bind over the prototype only.
+    ok("float h(float z); void f(float z) { z++; }", &["z"]);
+}
+
+#[test]
+fn function_pointers_are_objects() {
+    ok("void f() { void (*cb)(int q) = 0; cb(1); }", &["cb", "q"]);
+}
+
+#[test]
+fn typedef_names_are_types_and_never_renamed() {
+    let k = "typedef float real; void f(real* a) { real t = a[0]; }";
+    kept(k, "real", Reason::Typedef);
+    ok(k, &["a", "t"]);
+    // A typedef at block scope gives up the text.
+    assert!(bind(b"void f() { typedef int T; T x; }", None)
+        .whole
+        .is_some());
+}
+
+#[test]
+fn ternaries_are_not_labels() {
+    ok(
+        "void f(int a, int b) { a = a ? b : a; b = (a ? a : b); }",
+        &["a", "b"],
+    );
+}
+
+#[test]
+fn glsl_anonymous_block_members_bind() {
+    let k = "#version 450\nlayout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer B0 { float y[]; };\nlayout(push_constant) uniform P { int n; } pc;\nvoid main() { int i = int(gl_GlobalInvocationID.x); if (i < pc.n) y[i] = 0.0; }";
+    ok(k, &["y", "i"]);
+    kept(k, "B0", Reason::Tag);
+    kept(k, "pc", Reason::Linkage);
+    kept(k, "n", Reason::Linkage);
+}
+
+#[test]
+fn lexical_errors_give_up_the_text() {
+    assert!(bind(b"void f(int a) { a = \"x; }", None).whole.is_some());
+}
+
+#[test]
+fn unbalanced_macros_give_up_the_text() {
+    assert!(bind(
+        b"#define OPEN {\nvoid f(int a) { OPEN; int b; } b = a; }",
+        None
+    )
+    .whole
+    .is_some());
+}
+
+#[test]
+fn the_tune_renderings_verify_their_names() {
+    use crate::backend::Language;
+    use crate::tune::render::{render, search_space, Problem};
+    let p = Problem { m: 4, k: 8, n: 4 };
+    for lang in [
+        Language::C,
+        Language::OpenCl,
+        Language::Cuda,
+        Language::Glsl,
+    ] {
+        for config in [search_space()[0], search_space()[30]] {
+            for k in render(config, p, lang).kernels {
+                let b = bind(k.text.as_bytes(), None);
+                assert_eq!(b.whole, None, "{lang:?}");
+                for name in &k.canon.bound {
+                    assert_eq!(b.verdict(name.as_bytes()), Ok(()), "{name} in {}", k.text);
+                }
+                for d in b.declared() {
+                    let d = std::str::from_utf8(d).unwrap();
+                    if d.starts_with('i') || d.starts_with('v') {
+                        assert_eq!(b.verdict(d.as_bytes()), Ok(()), "{d} in {}", k.text);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn digraphs_and_trigraphs_give_up_the_text() {
+    // `<%` `%>` is a block: the inner `y` is out of scope at `y = 2`.
+    for k in [
+        "void f(int a) { <% int y = 1; %> y = 2; }",
+        "void f(int a) { ??< int y = 1; ??> y = 2; }",
+        "void f(int a) { int v<:2:>; v<:0:> = a; }",
+    ] {
+        assert!(bind(k.as_bytes(), None).whole.is_some(), "{k}");
+    }
+    // A `<` then `%` apart is no digraph.
+    ok("void f(int a, int b) { a = a < b % 2; }", &["a", "b"]);
+}
+
+#[test]
+fn a_directive_ending_in_a_backslash_terminates() {
+    // Found by the fuzz driver: a word scan that stood still on a last `\`.
+    let k = b"#define X\x051'00001'0000b1[\xc3\xa9x_grad[x_grad\x7freturnX\tint\\";
+    assert!(bind(k, None).verdict(b"X").is_err());
+}

@@ -1,0 +1,682 @@
+//! The token adapter: [`crate::canon::lexer`]'s tokens as the grammar's
+//! terminals, plus every identifier occurrence the binder must judge.
+//!
+//! The lexer has one `Punct` kind for most punctuators; here they are split
+//! by their bytes, keywords are classified by their spelling, and typedef
+//! names (from the typedef pre-pass: the parser never feeds back
+//! into the lexer) become type names. Comments and directives are dropped;
+//! so are attributes (`[[...]]`, `__attribute__((...))`, `__declspec`,
+//! `__launch_bounds__`, GLSL `layout(...)`), `asm` operands and `_Pragma`,
+//! whose names are opaque occurrences instead. A `:` that closes a `?` is an
+//! operator, so the grammar tells a label from a conditional expression.
+
+use super::keywords::{classify, is_opencl_space, opaque_construct};
+use super::typedefs::typedef_names;
+use super::Reason;
+use crate::canon::lexer::{spelling, TokenKind};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// A terminal of `grammar/kernel.lalrpop`.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tok {
+    Ident,
+    TypeName,
+    Lit,
+    Op,
+    Member,
+    LBrace,
+    RBrace,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Semi,
+    Comma,
+    Star,
+    Amp,
+    Assign,
+    Colon,
+    Ellipsis,
+    Typedef,
+    Extern,
+    Storage,
+    Qual,
+    Space,
+    Struct,
+    Enum,
+    If,
+    Else,
+    For,
+    While,
+    Do,
+    Switch,
+    Case,
+    Default,
+    Return,
+    Break,
+    Continue,
+    Goto,
+    /// A bracketed group `[...]` holding no brace or tag, as one token.
+    Group,
+    /// The parenthesized condition of an `if`, `while` or `switch`, as one
+    /// token (when it holds no brace or tag).
+    Cond,
+    /// A C++ construct the grammar does not parse (templates, classes,
+    /// namespaces, lambdas' `operator`s, ...): its item is not parsed.
+    Unsupported,
+}
+
+/// One identifier in code (not in a comment or a directive).
+#[derive(Clone, Debug)]
+pub struct Ident {
+    /// Where it starts.
+    pub at: usize,
+    /// Its spelling (line splices removed), as an index into
+    /// [`Adapted::names`].
+    pub id: u32,
+    /// Why it can never be a binding occurrence, if it cannot.
+    pub never: Option<Reason>,
+}
+
+/// What the adapter hands the parser and the binder.
+pub struct Adapted<'t> {
+    /// The grammar's terminals, in order.
+    pub toks: Vec<(usize, Tok, usize)>,
+    /// Every identifier in code, in order.
+    pub idents: Vec<Ident>,
+    /// Each distinct spelling met, by id.
+    pub names: Vec<Cow<'t, [u8]>>,
+    /// The id of each spelling.
+    pub index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
+    /// Every token but blanks (comments included), for the renamer: one
+    /// lexing serves both.
+    pub all: Vec<(TokenKind, Range<usize>, bool)>,
+    /// Names met where no renaming may reach: directives, attribute and
+    /// `asm` text, `_Pragma` strings.
+    pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
+    /// Byte ranges of code between conditional directives (`#if` ...
+    /// `#endif`): a name declared there may not be declared at all.
+    pub conditional: Vec<Range<usize>>,
+    /// Whether the text is GLSL (it has a `#version` line).
+    pub glsl: bool,
+    /// Where the pre-pass found a typedef declaring a name (sorted).
+    pub typedefs: Vec<usize>,
+    /// Why nothing in the text may be renamed, if nothing may.
+    pub whole: Option<String>,
+}
+
+/// Adapts the lexed `text` (`all`: [`super::lex`]) for the grammar.
+/// `macros`: names that are macros where the kernel is compiled, whose bodies
+/// are not seen: their arguments are opaque.
+pub fn adapt<'t>(
+    text: &'t [u8],
+    all: super::Lexed,
+    macros: Option<&crate::canon::MacroNames>,
+) -> Adapted<'t> {
+    let raw: Vec<(TokenKind, Range<usize>, bool)> =
+        all.iter().filter(|t| !t.0.is_comment()).cloned().collect();
+    let mut a = Adapted {
+        toks: Vec::with_capacity(raw.len()),
+        names: Vec::new(),
+        index: rustc_hash::FxHashMap::default(),
+        all,
+        idents: Vec::new(),
+        opaque: Vec::new(),
+        conditional: Vec::new(),
+        glsl: false,
+        typedefs: Vec::new(),
+        whole: None,
+    };
+    // Trigraphs (`??<` is `{` where a compiler option enables them) and
+    // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
+    // the block structure would be wrong, so the text is given up.
+    if text
+        .windows(3)
+        .any(|w| w[0] == b'?' && w[1] == b'?' && b"=(/)'<!>-".contains(&w[2]))
+    {
+        a.whole = Some("it contains a trigraph".into());
+    }
+    if raw.windows(2).any(|w| {
+        let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
+        let one = &text[w[0].1.clone()];
+        let two = &text[w[1].1.clone()];
+        w[0].0 == TokenKind::Punct
+            && (digraph(one)
+                || w[1].0 == TokenKind::Punct
+                    && w[0].1.end == w[1].1.start
+                    && digraph(&[one, two].concat()))
+    }) || raw.last().is_some_and(|t| {
+        t.0 == TokenKind::Punct
+            && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
+    }) {
+        a.whole = Some("it contains a digraph".into());
+    }
+    let directives = Directives::read(text, &raw, &mut a);
+    let typedefs = typedef_names(text, &raw);
+    a.typedefs = typedefs.declaring.clone();
+    let mut ternary: Vec<u32> = vec![0];
+    let mut after_member = false;
+    // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
+    let mut after_tag = false;
+    // Tokens before this index are inside a group sent as one token.
+    let mut hidden_until = 0usize;
+    // The last token sent to the parser; the first of the current statement
+    // (as far as tokens tell), and whether the next one starts a statement.
+    let mut last = Tok::Semi;
+    let mut first = Tok::Semi;
+    let mut at_start = true;
+    let mut i = 0;
+    while i < raw.len() {
+        let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
+        let bytes = &text[span.clone()];
+        let idx = i;
+        // Inside a group already handed to the parser as one token.
+        let hidden = idx < hidden_until;
+        i += 1;
+        let tag_here = std::mem::take(&mut after_tag);
+        let tok = match kind {
+            TokenKind::Ident => {
+                let name = if spliced {
+                    spelling(bytes)
+                } else {
+                    Cow::Borrowed(bytes)
+                };
+                if after_member {
+                    after_member = &*name == b"template";
+                    a.push_ident(span.start, name, Some(Reason::Member));
+                    if !hidden {
+                        a.toks.push((span.start, Tok::Ident, span.end));
+                        note(Tok::Ident, &mut last, &mut first, &mut at_start);
+                    }
+                    continue;
+                }
+                if let Some(reason) = opaque_construct(&name, a.glsl) {
+                    // The construct's own word, its qualifiers and its
+                    // parenthesized operands are dropped; their names are opaque.
+                    if reason == Reason::Asm {
+                        while i < raw.len()
+                            && raw[i].0 == TokenKind::Ident
+                            && matches!(
+                                &text[raw[i].1.clone()],
+                                b"volatile" | b"__volatile__" | b"goto" | b"inline"
+                            )
+                        {
+                            i += 1;
+                        }
+                    }
+                    if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
+                        let end = balanced(text, &raw, i);
+                        for (k, s, sp) in &raw[i..end] {
+                            a.opaque_token(text, *k, s.clone(), *sp, reason);
+                        }
+                        i = end;
+                    }
+                    continue;
+                }
+                let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let tok = if tag_here || typedefs.declaring.binary_search(&span.start).is_ok() {
+                    Tok::Ident
+                } else if next_is_word && is_opencl_space(&name) {
+                    // OpenCL's unprefixed address spaces are keywords only
+                    // there; elsewhere `kernel` or `local` is a name. Before
+                    // another word (`global float* x`) it is the keyword.
+                    Tok::Space
+                } else {
+                    let tag_type = !typedefs.tags.is_empty() && typedefs.tags.contains(&*name);
+                    let typedef = !typedefs.names.is_empty() && typedefs.names.contains(&*name);
+                    classify(&name, a.glsl, tag_type || typedef)
+                };
+                after_tag = matches!(&*name, b"struct" | b"union" | b"enum" | b"class");
+                let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let never = if tok == Tok::Ident
+                    && invoked
+                    && (directives.stringizing.iter().any(|m| **m == *name)
+                        || macros.is_some_and(|m| m.contains(&*name))
+                            && !directives.defined.iter().any(|m| **m == *name))
+                {
+                    // A macro whose body may stringize or paste its
+                    // arguments: their names are opaque.
+                    let end = balanced(text, &raw, i);
+                    for (k, s, sp) in &raw[i..end] {
+                        if *k == TokenKind::Ident {
+                            let n = if *sp {
+                                spelling(&text[s.clone()])
+                            } else {
+                                Cow::Borrowed(&text[s.clone()])
+                            };
+                            a.opaque.push((n, Reason::MacroArgument));
+                        }
+                    }
+                    Some(Reason::MacroArgument)
+                } else {
+                    None
+                };
+                // Keywords and type names are occurrences too, never binding
+                // ones: a name the rules select that is spelled like one is kept.
+                let never = match tok {
+                    Tok::Ident => never,
+                    Tok::TypeName if typedefs.names.contains(&*name) => Some(Reason::Typedef),
+                    _ => Some(Reason::Free),
+                };
+                a.push_ident(span.start, name, never);
+                tok
+            }
+            TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
+            TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
+                after_member = true;
+                if !hidden {
+                    a.toks.push((span.start, Tok::Member, span.end));
+                    note(Tok::Member, &mut last, &mut first, &mut at_start);
+                }
+                continue;
+            }
+            TokenKind::Attribute => {
+                words(text, span, Reason::Attribute, &mut a.opaque);
+                continue;
+            }
+            TokenKind::Preprocessor => continue,
+            TokenKind::Punct => match bytes {
+                b"{" | b"(" | b"[" => {
+                    ternary.push(0);
+                    // A subscript or array size, or the condition of an
+                    // `if`, `while` or `switch`, declares nothing the grammar
+                    // records: it goes to the parser as one token (its names
+                    // are still judged), unless it holds a brace or a tag.
+                    let cond = bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
+                    // In an expression statement (one that starts like an
+                    // expression, not with a specifier), parentheses are
+                    // calls, casts and grouping: no declarator's.
+                    let in_expression = bytes == b"("
+                        && !at_start
+                        && matches!(
+                            first,
+                            Tok::Ident
+                                | Tok::Op
+                                | Tok::Lit
+                                | Tok::Member
+                                | Tok::Star
+                                | Tok::Amp
+                                | Tok::Assign
+                                | Tok::Group
+                                | Tok::Return
+                        );
+                    if !hidden && (bytes == b"[" || cond || in_expression) {
+                        let end = balanced(text, &raw, idx);
+                        let closed = end <= raw.len()
+                            && end > idx + 1
+                            && text[raw[end - 1].1.clone()]
+                                == *if cond { b")".as_slice() } else { b"]" };
+                        let plain = closed
+                            && raw[idx + 1..end - 1].iter().all(|(k, s, _)| {
+                                let b = &text[s.clone()];
+                                !(*k == TokenKind::Punct && b == b"{"
+                                    || *k == TokenKind::Ident
+                                        && matches!(b, b"struct" | b"union" | b"enum" | b"class"))
+                            });
+                        if plain {
+                            let tok = if cond { Tok::Cond } else { Tok::Group };
+                            a.toks.push((span.start, tok, raw[end - 1].1.end));
+                            note(tok, &mut last, &mut first, &mut at_start);
+                            hidden_until = end;
+                            after_member = false;
+                            continue;
+                        }
+                    }
+                    match bytes {
+                        b"{" => Tok::LBrace,
+                        b"(" => Tok::LParen,
+                        _ => Tok::LBracket,
+                    }
+                }
+                b"}" | b")" | b"]" => {
+                    if ternary.len() > 1 {
+                        ternary.pop();
+                    }
+                    match bytes {
+                        b"}" => Tok::RBrace,
+                        b")" => Tok::RParen,
+                        _ => Tok::RBracket,
+                    }
+                }
+                b";" => Tok::Semi,
+                b"," => Tok::Comma,
+                b"*" => Tok::Star,
+                b"&" => Tok::Amp,
+                b"=" => Tok::Assign,
+                b"..." => Tok::Ellipsis,
+                b"?" => {
+                    *ternary.last_mut().expect("never empty") += 1;
+                    Tok::Op
+                }
+                b":" => {
+                    let open = ternary.last_mut().expect("never empty");
+                    if *open > 0 {
+                        *open -= 1;
+                        Tok::Op
+                    } else {
+                        Tok::Colon
+                    }
+                }
+                _ => Tok::Op,
+            },
+            k if k.is_error() => {
+                a.whole
+                    .get_or_insert_with(|| format!("a lexical error at byte {}", span.start));
+                continue;
+            }
+            _ => continue,
+        };
+        after_member = false;
+        if !hidden {
+            a.toks.push((span.start, tok, span.end));
+            note(tok, &mut last, &mut first, &mut at_start);
+        }
+    }
+    a
+}
+
+impl<'t> Adapted<'t> {
+    /// The id of `name`, interned on first sight.
+    pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
+        if let Some(&id) = self.index.get(name.as_ref()) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.index.insert(name, id);
+        id
+    }
+
+    fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
+        let id = self.intern(name);
+        self.idents.push(Ident { at, id, never });
+    }
+
+    /// A token inside an opaque construct: its names are opaque, a string's
+    /// words too (`asm` operands name locals as `%[x]`, `alias("f")` names a
+    /// symbol).
+    fn opaque_token(
+        &mut self,
+        text: &'t [u8],
+        kind: TokenKind,
+        span: Range<usize>,
+        spliced: bool,
+        reason: Reason,
+    ) {
+        match kind {
+            TokenKind::Ident => {
+                let n = if spliced {
+                    spelling(&text[span.clone()])
+                } else {
+                    Cow::Borrowed(&text[span.clone()])
+                };
+                self.push_ident(span.start, n.clone(), Some(reason));
+                self.opaque.push((n, reason));
+            }
+            TokenKind::Str | TokenKind::RawStr | TokenKind::Char | TokenKind::Attribute => {
+                words(text, span, reason, &mut self.opaque)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Records a token sent to the parser: the last one, and the first one of
+/// its statement (a statement starts after `;`, a brace, a label's `:`, a
+/// condition, `else` or `do`).
+fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
+    *last = tok;
+    if *at_start {
+        *first = tok;
+    }
+    *at_start = matches!(
+        tok,
+        Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Cond | Tok::Else | Tok::Do
+    );
+}
+
+/// The index just past the balanced group opened at `raw[open]`.
+fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+        if *kind == TokenKind::Punct {
+            match &text[span.clone()] {
+                b"(" | b"[" | b"{" => depth += 1,
+                b")" | b"]" | b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return j + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    raw.len()
+}
+
+/// Every identifier-like word in `text[span]` (a directive, an attribute, a
+/// string the compiler reads): opaque.
+fn words<'t>(
+    text: &'t [u8],
+    span: Range<usize>,
+    reason: Reason,
+    out: &mut Vec<(Cow<'t, [u8]>, Reason)>,
+) {
+    let s = &text[span];
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b == b'\\'
+            && s.get(i + 1)
+                .is_some_and(|c| !matches!(c, b'u' | b'U' | b'\n' | b'\r'))
+        {
+            // An escape in a string (`\n`): no word.
+            i += 2;
+        } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
+            let start = i;
+            while i < s.len()
+                && (s[i].is_ascii_alphanumeric()
+                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
+                    || s[i] >= 0x80
+                    // A backslash continues a word only as a UCN or a splice.
+                    || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
+            {
+                i += 1;
+            }
+            if i == start {
+                // A backslash that continues nothing (the last byte).
+                i += 1;
+                continue;
+            }
+            let w = &s[start..i];
+            // Conservative: the word as C spells it (splices removed, UCNs
+            // decoded) and each piece between backslashes and newlines.
+            if w.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                let part: Vec<u8> = spelling(w)
+                    .iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'\n' | b'\r'))
+                    .collect();
+                out.push((Cow::Owned(part), reason));
+            }
+            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                if !piece.is_empty() {
+                    out.push((Cow::Borrowed(piece), reason));
+                }
+            }
+        } else if b.is_ascii_digit() {
+            // A number: `2x` names nothing.
+            while i < s.len() && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'_' | b'.')) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// What the text's own directives say.
+struct Directives<'t> {
+    /// Macros the text defines.
+    defined: Vec<Cow<'t, [u8]>>,
+    /// Macros the text defines whose bodies use `#` or `##`.
+    stringizing: Vec<Cow<'t, [u8]>>,
+}
+
+impl<'t> Directives<'t> {
+    fn read(
+        text: &'t [u8],
+        raw: &[(TokenKind, Range<usize>, bool)],
+        a: &mut Adapted<'t>,
+    ) -> Directives<'t> {
+        let mut d = Directives {
+            defined: Vec::new(),
+            stringizing: Vec::new(),
+        };
+        let mut depth = 0usize;
+        let mut open_at = 0usize;
+        for (kind, span, _) in raw {
+            if *kind != TokenKind::Preprocessor {
+                continue;
+            }
+            let line = strip_comments(&spelling(&text[span.clone()]));
+            let body = line[1..].trim_ascii_start();
+            let word_len = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            let (word, rest) = body.split_at(word_len);
+            // A header name (`<a.h>`, `"a.h"`) names a file, not a macro.
+            let header = matches!(word, b"include" | b"include_next" | b"import")
+                && matches!(rest.trim_ascii_start().first(), Some(b'<' | b'"'));
+            if !header {
+                // A function-like macro's parameters are its own: they name
+                // nothing outside it.
+                let params = if word == b"define" {
+                    macro_params(rest.trim_ascii_start())
+                } else {
+                    Vec::new()
+                };
+                let mut found = Vec::new();
+                words(&line, 0..line.len(), Reason::Directive, &mut found);
+                a.opaque.extend(
+                    found
+                        .into_iter()
+                        .filter(|(w, _)| !params.iter().any(|p| **p == **w))
+                        .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
+                );
+            }
+            match word {
+                b"version" => a.glsl = true,
+                b"if" | b"ifdef" | b"ifndef" => {
+                    if depth == 0 {
+                        open_at = span.end;
+                    }
+                    depth += 1;
+                }
+                b"endif" => {
+                    if depth == 1 {
+                        a.conditional.push(open_at..span.start);
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b"define" => {
+                    let rest = rest.trim_ascii_start();
+                    let n = rest
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+                        .count();
+                    let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
+                    let body = &rest[n..];
+                    if body.windows(2).any(|w| w == b"##") {
+                        // A pasted name is no token: it may refer to any
+                        // declaration, so none may be renamed.
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` pastes tokens (##)",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    } else if body.contains(&b'#') {
+                        d.stringizing.push(name.clone());
+                    }
+                    let balance = |o: u8, c: u8| {
+                        body.iter().filter(|&&b| b == o).count()
+                            != body.iter().filter(|&&b| b == c).count()
+                    };
+                    if balance(b'{', b'}') || balance(b'(', b')') || balance(b'[', b']') {
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` has unbalanced brackets",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    }
+                    d.defined.push(name);
+                }
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            a.conditional.push(open_at..text.len());
+        }
+        d
+    }
+}
+
+/// A directive line with its comments blanked (the preprocessor reads a
+/// comment as a space); quotes are honoured.
+fn strip_comments(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            q @ (b'"' | b'\'') => {
+                let start = i;
+                i += 1;
+                while i < line.len() && line[i] != q {
+                    i += if line[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(line.len());
+                out.extend_from_slice(&line[start..i]);
+            }
+            b'/' if line.get(i + 1) == Some(&b'/') => break,
+            b'/' if line.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(line.len());
+                out.push(b' ');
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The parameter names of `NAME(a, b)` at the start of a `#define`'s rest
+/// (none for an object-like macro: no `(` right after the name).
+fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
+    let n = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+        .count();
+    if rest.get(n) != Some(&b'(') {
+        return Vec::new();
+    }
+    let Some(close) = rest[n..].iter().position(|&b| b == b')') else {
+        return Vec::new();
+    };
+    rest[n + 1..n + close]
+        .split(|&b| b == b',')
+        .map(|p| p.trim_ascii().to_vec())
+        .filter(|p| !p.is_empty() && p.as_slice() != b"...")
+        .collect()
+}

@@ -1,0 +1,84 @@
+//! The typedef pre-pass: which names are types, found before parsing (the
+//! parser never feeds back into the lexer).
+
+use crate::canon::lexer::{spelling, TokenKind};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// What the typedef pre-pass found.
+pub struct Typedefs<'t> {
+    /// The names.
+    pub names: rustc_hash::FxHashSet<Cow<'t, [u8]>>,
+    /// Tags defined with a body (`struct P { ... }`): in C++ they name a type
+    /// without the keyword, so they are parsed as type names (in C a name
+    /// that is also a tag's then fails to parse, and is kept).
+    pub tags: rustc_hash::FxHashSet<Cow<'t, [u8]>>,
+    /// Where each declaring occurrence starts, in order.
+    pub declaring: Vec<usize>,
+}
+
+/// The names the text's `typedef` declarations declare, found without
+/// parsing: in each `typedef ... ;`, an identifier followed by `;`, `,`,
+/// `[` or `)` outside any parameter list, or the name in `(*name)`. The
+/// grammar checks the guess: every typedef it parses must be in this set and
+/// every name in it declared by one it parses, or nothing is renamed.
+pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]) -> Typedefs<'t> {
+    let mut out = Typedefs {
+        names: rustc_hash::FxHashSet::default(),
+        tags: rustc_hash::FxHashSet::default(),
+        declaring: Vec::new(),
+    };
+    for w in raw.windows(3) {
+        if w[0].0 == TokenKind::Ident
+            && matches!(
+                &text[w[0].1.clone()],
+                b"struct" | b"union" | b"enum" | b"class"
+            )
+            && w[1].0 == TokenKind::Ident
+            && &text[w[2].1.clone()] == b"{"
+        {
+            let b = &text[w[1].1.clone()];
+            out.tags.insert(if w[1].2 {
+                spelling(b)
+            } else {
+                Cow::Borrowed(b)
+            });
+        }
+    }
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i].0 == TokenKind::Ident && &text[raw[i].1.clone()] == b"typedef" {
+            let mut depth = 0i32;
+            let mut j = i + 1;
+            while j < raw.len() {
+                let b = &text[raw[j].1.clone()];
+                if raw[j].0 == TokenKind::Punct {
+                    match b {
+                        b"(" | b"[" | b"{" => depth += 1,
+                        b")" | b"]" | b"}" => depth -= 1,
+                        b";" if depth <= 0 => break,
+                        _ => {}
+                    }
+                } else if raw[j].0 == TokenKind::Ident {
+                    let next = raw.get(j + 1).map(|t| &text[t.1.clone()]);
+                    let prev = raw.get(j.wrapping_sub(1)).map(|t| &text[t.1.clone()]);
+                    let declares = depth == 0 && matches!(next, Some(b";" | b"," | b"["))
+                        || depth == 1 && prev == Some(b"*") && next == Some(b")");
+                    if declares {
+                        let n = if raw[j].2 {
+                            spelling(b)
+                        } else {
+                            Cow::Borrowed(b)
+                        };
+                        out.names.insert(n);
+                        out.declaring.push(raw[j].1.start);
+                    }
+                }
+                j += 1;
+            }
+            i = j;
+        }
+        i += 1;
+    }
+    out
+}

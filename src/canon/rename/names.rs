@@ -1,0 +1,136 @@
+//! Which names the rules know by their spelling: symbols, scope locals,
+//! reserved names and keywords.
+
+/// `i` then digits.
+pub fn is_symbol(name: &[u8]) -> bool {
+    name.len() > 1 && name[0] == b'i' && is_digits(&name[1..])
+}
+
+/// `v`, digits, `_`, anything.
+pub fn is_scope_local(name: &[u8]) -> bool {
+    if name.first() != Some(&b'v') {
+        return false;
+    }
+    let digits = name[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && name.get(1 + digits) == Some(&b'_')
+}
+
+pub(super) fn is_digits(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(u8::is_ascii_digit)
+}
+
+/// `<prefix><digits>`.
+pub(super) fn is_numbered(name: &[u8], prefix: &[u8]) -> bool {
+    name.starts_with(prefix) && is_digits(&name[prefix.len()..])
+}
+
+/// The implementation's reserved namespace: `__x` and `_X`.
+pub fn is_reserved(name: &[u8]) -> bool {
+    matches!(name, [b'_', b'_', ..] | [b'_', b'A'..=b'Z', ..])
+}
+
+/// C, C++, CUDA and OpenCL C keywords (and the OpenCL and CUDA qualifiers a
+/// declaration can use), none of which a declaration can rebind.
+pub fn is_keyword(name: &[u8]) -> bool {
+    // A match compiles to a switch on length and first bytes: no search.
+    matches!(
+        name,
+        b"_Alignas"
+            | b"_Alignof"
+            | b"_Atomic"
+            | b"_Bool"
+            | b"_Complex"
+            | b"_Generic"
+            | b"_Imaginary"
+            | b"_Noreturn"
+            | b"_Static_assert"
+            | b"_Thread_local"
+            | b"__constant"
+            | b"__device__"
+            | b"__global"
+            | b"__global__"
+            | b"__host__"
+            | b"__kernel"
+            | b"__local"
+            | b"__private"
+            | b"__shared__"
+            | b"alignas"
+            | b"alignof"
+            | b"and"
+            | b"asm"
+            | b"auto"
+            | b"bool"
+            | b"break"
+            | b"case"
+            | b"catch"
+            | b"char"
+            | b"class"
+            | b"const"
+            | b"const_cast"
+            | b"constant"
+            | b"constexpr"
+            | b"continue"
+            | b"decltype"
+            | b"default"
+            | b"delete"
+            | b"do"
+            | b"double"
+            | b"dynamic_cast"
+            | b"else"
+            | b"enum"
+            | b"explicit"
+            | b"extern"
+            | b"false"
+            | b"float"
+            | b"for"
+            | b"friend"
+            | b"global"
+            | b"goto"
+            | b"half"
+            | b"if"
+            | b"inline"
+            | b"int"
+            | b"kernel"
+            | b"local"
+            | b"long"
+            | b"mutable"
+            | b"namespace"
+            | b"new"
+            | b"noexcept"
+            | b"not"
+            | b"nullptr"
+            | b"operator"
+            | b"or"
+            | b"private"
+            | b"protected"
+            | b"public"
+            | b"register"
+            | b"reinterpret_cast"
+            | b"restrict"
+            | b"return"
+            | b"short"
+            | b"signed"
+            | b"sizeof"
+            | b"static"
+            | b"static_assert"
+            | b"static_cast"
+            | b"struct"
+            | b"switch"
+            | b"template"
+            | b"this"
+            | b"thread_local"
+            | b"throw"
+            | b"true"
+            | b"try"
+            | b"typedef"
+            | b"typeid"
+            | b"typename"
+            | b"union"
+            | b"unsigned"
+            | b"using"
+            | b"virtual"
+            | b"void"
+            | b"volatile"
+            | b"while"
+    )
+}

@@ -1,0 +1,232 @@
+use super::*;
+
+fn canon_with(text: &str, f: impl FnOnce(&mut CanonOptions)) -> Canonical {
+    let mut o = CanonOptions::default();
+    f(&mut o);
+    Renamer::new(&o).unverified().canonicalize(text.as_bytes())
+}
+
+fn canon(text: &str, f: impl FnOnce(&mut CanonOptions)) -> String {
+    String::from_utf8(canon_with(text, f).text).unwrap()
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn symbols_and_scope_locals_are_numbered_by_first_occurrence() {
+    assert_eq!(
+        canon(
+            "for (int i7 = 0; i7 < n; i7++) v3_acc += i2 * v3_acc;",
+            |_| {}
+        ),
+        "for (int kc1 = 0; kc1 < n; kc1++) kc2 += kc3 * kc2;"
+    );
+}
+
+#[test]
+fn bound_names_and_their_derivations_are_renamed() {
+    let out = canon("float a_local = a[i1] + b + t42 + tmp_i3;", |o| {
+        o.bound = strs(&["a", "b"]);
+        o.derivations = vec![
+            Derivation::parse("*_local").unwrap(),
+            Derivation::parse("t*").unwrap(),
+            Derivation::parse("tmp_*").unwrap(),
+        ];
+    });
+    assert_eq!(out, "float kc1 = kc2[kc3] + kc4 + kc5 + kc6;");
+}
+
+#[test]
+fn a_derivation_needs_a_renamable_base() {
+    let out = canon("x_local + tx", |o| {
+        o.derivations = vec![
+            Derivation::parse("*_local").unwrap(),
+            Derivation::parse("t*").unwrap(),
+        ];
+    });
+    assert_eq!(out, "x_local + tx");
+}
+
+#[test]
+fn kernel_name_becomes_its_token() {
+    let c = canon_with("void mm__seg3(float* a) { mm__seg3(a); }", |o| {
+        o.kernel_name = Some("mm__seg3".into());
+        o.bound = strs(&["a"]);
+    });
+    assert_eq!(c.text, b"void mm__seg(float* kc1) { mm__seg(kc1); }");
+    assert_eq!(c.kernel_token.as_deref(), Some("mm__seg"));
+    assert_eq!(
+        c.renamed,
+        vec![
+            ("mm__seg3".to_string(), "mm__seg".to_string()),
+            ("a".to_string(), "kc1".to_string())
+        ]
+    );
+}
+
+#[test]
+fn keep_and_free_names_are_never_renamed() {
+    let out = canon("i1 + i2 + a + b", |o| {
+        o.keep = strs(&["i1"]);
+        o.free = strs(&["a"]);
+        o.bound = strs(&["b"]);
+    });
+    assert_eq!(out, "i1 + kc1 + a + kc2");
+}
+
+#[test]
+fn names_after_member_operators_are_kept() {
+    let out = canon(
+        "i1.i2 + i1->i3 + i1 :: i4 + i1 . /* c */ i5 + i1.\\\ni6",
+        |_| {},
+    );
+    assert_eq!(
+        out,
+        "kc1.i2 + kc1->i3 + kc1 :: i4 + kc1 . /* c */ i5 + kc1.\\\ni6"
+    );
+}
+
+#[test]
+fn opaque_regions_are_kept() {
+    let src = "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' i8";
+    assert_eq!(
+        canon(src, |_| {}),
+        "#define i1 i2\n[[i3::i4]] \"i5\" 'i6' kc1"
+    );
+}
+
+#[test]
+fn comments_are_renamed_like_code_and_quotes_there_open_nothing() {
+    assert_eq!(
+        canon("i4 /* i4's i9 */ // it's i9\n i9 2i9", |_| {}),
+        "kc1 /* kc1's kc2 */ // it's kc2\n kc2 2i9"
+    );
+}
+
+#[test]
+fn splices_inside_a_renamed_identifier_are_spelled_out() {
+    assert_eq!(canon("i\\\n1 + i1", |_| {}), "kc1 + kc1");
+}
+
+#[test]
+fn bound_meeting_free_refuses_bound_renaming_only() {
+    let c = canon_with("a + a_l + i3 + v1_x", |o| {
+        o.bound = strs(&["a"]);
+        o.free = strs(&["a"]);
+        o.derivations = vec![Derivation::parse("*_l").unwrap()];
+    });
+    assert_eq!(c.text, b"a + a_l + kc1 + kc2");
+    assert!(!c.bound_renamed);
+    assert_eq!(c.reason.as_deref(), Some("bound name `a` is also free"));
+}
+
+#[test]
+fn reserved_or_keyword_bound_names_refuse_bound_renaming() {
+    for bad in ["__x", "_X", "int"] {
+        let c = canon_with("a + i1", |o| o.bound = strs(&["a", bad]));
+        assert_eq!(c.text, b"a + kc1", "{bad}");
+        assert!(c.reason.unwrap().contains(bad));
+    }
+    // `_x` (lowercase) is not reserved at this level.
+    assert!(canon_with("a", |o| o.bound = strs(&["_x"])).bound_renamed);
+}
+
+#[test]
+fn keywords_are_never_renamed_even_when_derived() {
+    assert_eq!(
+        canon("float lo", |o| {
+            o.bound = strs(&["lo"]);
+            o.derivations = vec![Derivation::parse("f*at").unwrap()];
+        }),
+        "float kc1"
+    );
+}
+
+#[test]
+fn pattern_classes_can_be_switched_off() {
+    assert_eq!(
+        canon("i1 + v1_a + xi1", |o| {
+            o.symbols = false;
+            o.scope_locals = false;
+            o.derivations = vec![Derivation::parse("x*").unwrap()];
+        }),
+        "i1 + v1_a + xi1"
+    );
+}
+
+#[test]
+fn a_kept_name_spelled_like_a_canonical_name_moves_the_prefix() {
+    let c = canon("i5 + kc1 + kc_1", |_| {});
+    assert_eq!(c, "/*kc0 kc__*/kc__1 + kc1 + kc_1");
+    // Without the marker the two kernels below would both read `kc1 + kc1`.
+    assert_ne!(canon("i5 + kc1", |_| {}), canon("i5 + i5", |_| {}));
+}
+
+#[test]
+fn a_kept_name_equal_to_the_kernel_token_moves_the_prefix() {
+    let recursive = canon("void k__seg(){ k__seg(); }", |o| {
+        o.kernel_name = Some("k__seg".into())
+    });
+    let calls_other = canon("void k__seg1(){ k__seg(); }", |o| {
+        o.kernel_name = Some("k__seg1".into())
+    });
+    assert_eq!(recursive, "void k__seg(){ k__seg(); }");
+    assert_eq!(calls_other, "/*kc0 kc_*/void kc_0(){ k__seg(); }");
+}
+
+#[test]
+fn a_token_spelled_like_a_canonical_name_moves_the_prefix() {
+    assert_eq!(
+        canon("void kc1(){ i1; }", |o| o.kernel_name = Some("kc1".into())),
+        "/*kc0 kc_*/void kc_0(){ kc_1; }"
+    );
+}
+
+#[test]
+fn an_unmarked_text_never_contains_kc0() {
+    // `kc0` kept forces the marked form, so the marker cannot be forged.
+    assert_eq!(canon("/*kc0 kc_*/i1", |_| {}), "/*kc0 kc_*//*kc0 kc_*/kc_1");
+}
+
+#[test]
+fn keywords_are_recognised() {
+    assert!(is_keyword(b"int") && is_keyword(b"__global__") && is_keyword(b"while"));
+    assert!(!is_keyword(b"x") && !is_keyword(b"Int") && !is_keyword(b"ints"));
+}
+
+#[test]
+fn derivation_templates_parse_with_one_star() {
+    assert_eq!(
+        Derivation::parse("p*s"),
+        Some(Derivation {
+            prefix: "p".into(),
+            suffix: "s".into()
+        })
+    );
+    assert_eq!(Derivation::parse("ps"), None);
+    assert_eq!(Derivation::parse("p**s"), None);
+}
+
+#[test]
+fn a_raw_keyed_kernel_is_never_renamed_and_the_binder_is_not_consulted() {
+    // `i1` is a symbol the binder verifies, but `__LINE__` raw-keys the kernel.
+    let text = b"void k(float* a) { for (int i1 = 0; i1 < 4; i1++) a[i1] = __LINE__; }";
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(text);
+    assert!(c.raw.is_some());
+    assert_eq!(c.text, [RAW_MARKER, text.as_slice()].concat());
+    assert!(c.renamed.is_empty() && c.inferred.is_empty() && c.kept.is_empty());
+    assert_eq!(c.given_up, None);
+    // Without it the same kernel is renamed, where the binder verifies.
+    let text = b"#define N i1\nvoid k(float* a) { for (int i1 = 0; i1 < 4; i1++) a[i1] = 0; for (int i2 = 0; i2 < 4; i2++) a[i2] = 1; }";
+    let c = Renamer::new(&o).canonicalize(text);
+    assert_eq!(c.raw, None);
+    assert!(c.kept.iter().any(|(n, _)| n == "i1"));
+    assert!(c.renamed.iter().any(|(n, _)| n == "i2"));
+}

@@ -1,0 +1,125 @@
+//! Verified renaming against the adversarial cases of issue 10: each of these
+//! was a wrong hit under the pattern rules alone, since the renamed name was
+//! not (only) a binding of the kernel.
+
+use kcache::canon::rename::RAW_MARKER;
+use kcache::canon::{CanonOptions, Derivation, MacroNames, Renamer};
+use std::sync::Arc;
+
+fn canon(text: &str, o: &CanonOptions) -> String {
+    String::from_utf8(Renamer::new(o).canonical_text(text.as_bytes())).unwrap()
+}
+
+fn kept(c: &kcache::canon::Canonical, name: &str) -> Option<String> {
+    c.kept
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, r)| r.clone())
+}
+
+#[test]
+fn a_macro_from_a_header_or_option_spelled_like_a_symbol_is_kept() {
+    // `-Di3=...` or a header's `#define i3 ...`: the backend reports it.
+    let text = "void k(float* a) { a[0] = i3; }";
+    let mut macros = MacroNames::default();
+    macros.insert(b"i3".as_slice().into());
+    let r = Renamer::new(&CanonOptions::default()).with_macros(Arc::new(macros));
+    assert_eq!(r.canonical_text(text.as_bytes()), text.as_bytes());
+    // Without the macro, `i3` is still not declared: kept too.
+    let c = Renamer::new(&CanonOptions::default()).canonicalize(text.as_bytes());
+    assert_eq!(c.text, text.as_bytes());
+    assert!(kept(&c, "i3").unwrap().contains("no declaration"));
+}
+
+#[test]
+fn a_name_a_macro_body_uses_is_kept() {
+    let text = "#define STEP (i1 + 1)\nvoid k(float* a) { for (int i1 = 0; i1 < 4; i1 = STEP) a[i1] = 0; }";
+    let c = Renamer::new(&CanonOptions::default()).canonicalize(text.as_bytes());
+    assert_eq!(c.text, text.as_bytes());
+    assert!(kept(&c, "i1").unwrap().contains("directive"));
+}
+
+#[test]
+fn stringized_and_pasted_arguments_are_kept() {
+    // A paste in a directive raw-keys the kernel (`canon::dialect`) before
+    // the binder is consulted: nothing is renamed there either.
+    for (def, raw) in [("#define S(x) #x", false), ("#define S(x) v_##x", true)] {
+        let text =
+            format!("{def}\nvoid k(float* a) {{ for (int i1 = 0; i1 < 4; i1++) a[i1] = S(i1); }}");
+        let c = Renamer::new(&CanonOptions::default()).canonicalize(text.as_bytes());
+        assert_eq!(c.raw.is_some(), raw, "{def}");
+        if raw {
+            assert_eq!(c.text, [RAW_MARKER, text.as_bytes()].concat(), "{def}");
+            assert!(c.renamed.is_empty() && c.kept.is_empty(), "{def}");
+        } else {
+            assert_eq!(c.text, text.as_bytes(), "{def}");
+            assert!(kept(&c, "i1").unwrap().contains("macro"), "{def}");
+        }
+    }
+    // A macro that neither stringizes nor pastes leaves its arguments alone.
+    let text = "#define TWICE(x) ((x) + (x))\nvoid k(float* a) { for (int i1 = 0; i1 < 4; i1++) a[i1] = TWICE(i1); }";
+    assert_eq!(
+        canon(text, &CanonOptions::default()),
+        "#define TWICE(x) ((x) + (x))\nvoid k(float* a) { for (int kc1 = 0; kc1 < 4; kc1++) a[kc1] = TWICE(kc1); }"
+    );
+}
+
+#[test]
+fn attribute_asm_and_symbol_string_occurrences_are_kept() {
+    let o = CanonOptions {
+        bound: vec!["n1_a".into()],
+        ..CanonOptions::default()
+    };
+    for text in [
+        "void k(float* n1_a) { __attribute__((aligned(sizeof(n1_a)))) float t = n1_a[0]; }",
+        "void k(float* n1_a) { asm volatile(\"ld %0, [n1_a]\" : \"=r\"(n1_a[0])); }",
+        "void k(float* n1_a) { asm(\"\" : [n1_a] \"+r\"(n1_a)); }",
+        "void n1_b(void) __attribute__((alias(\"n1_a\")));\nvoid k(float* n1_a) { n1_a[0] = 1; }",
+        "void k(float* n1_a) { [[gnu::assume(n1_a != 0)]]; n1_a[0] = 1; }",
+    ] {
+        let c = Renamer::new(&o).canonicalize(text.as_bytes());
+        assert_eq!(c.text, text.as_bytes(), "{text}");
+        assert!(kept(&c, "n1_a").is_some(), "{text}");
+    }
+}
+
+#[test]
+fn a_derivation_base_of_digits_does_not_reach_free_functions() {
+    // `log*` with a digit base also matches `log2` and `log10`, which are the
+    // math library's, not the kernel's.
+    let o = CanonOptions {
+        derivations: vec![Derivation::parse("log*").unwrap()],
+        ..CanonOptions::default()
+    };
+    let text = "void k(float* a) { float log1 = log2(a[0]) + log10(a[1]); a[0] = log1; }";
+    assert_eq!(
+        canon(text, &o),
+        "void k(float* a) { float kc1 = log2(a[0]) + log10(a[1]); a[0] = kc1; }"
+    );
+}
+
+#[test]
+fn a_bound_name_used_outside_its_declaration_is_kept() {
+    // `n1_a` is declared in an inner block only; the outer use is a global's.
+    let o = CanonOptions {
+        bound: vec!["n1_a".into()],
+        ..CanonOptions::default()
+    };
+    let text = "void k(float* out) { { float n1_a = 1; out[0] = n1_a; } out[1] = n1_a; }";
+    assert_eq!(canon(text, &o), text);
+}
+
+#[test]
+fn renamings_that_agree_on_bindings_share_a_canonical_text() {
+    let o = CanonOptions {
+        infer: true,
+        kernel_name: Some("k".into()),
+        ..CanonOptions::default()
+    };
+    let a = "__kernel void k(__global float* restrict x, const int n) { int gid = get_global_id(0); if (gid < n) x[gid] *= 2.0f; }";
+    let b = "__kernel void k(__global float* restrict data0, const int len) { int alu0 = get_global_id(0); if (alu0 < len) data0[alu0] *= 2.0f; }";
+    assert_eq!(canon(a, &o), canon(b, &o));
+    // Another free function is another kernel.
+    let c = b.replace("get_global_id", "get_local_id");
+    assert_ne!(canon(a, &o), canon(&c, &o));
+}
