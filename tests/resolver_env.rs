@@ -94,7 +94,11 @@ fn the_code_cache_capacity_is_read_once_at_build_and_a_bad_value_warns_once() {
         .with_ansi(false)
         .finish();
     tracing::subscriber::with_default(subscriber, || {
-        let r = Resolver::new(Arc::new(Fake));
+        // Hooks of its own: the other test of this binary clears the
+        // process's, which would empty this resolver's code cache mid-test.
+        let r = Resolver::builder(Arc::new(Fake))
+            .hooks(&hooks::Hooks::new())
+            .build();
         assert_eq!(r.code_cache_bytes(), DEFAULT_CAPACITY);
         r.resolve(&candidate()).unwrap();
         let again = r.resolve(&candidate()).unwrap();
