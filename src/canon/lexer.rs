@@ -23,6 +23,10 @@
 //! operators after which a name is never renamed (`.`, `->`, `::`), and the
 //! opaque regions whose contents are never renamed (literals, preprocessor
 //! lines, `[[...]]` attributes). Every other punctuator is [`TokenKind::Punct`].
+//!
+//! The words of a comment's text, which the renamer renames like code, are
+//! read here too ([`for_each_comment_word`]), so every reading of kernel
+//! text lives in this one module.
 
 use logos::{Lexer, Logos};
 use std::ops::Range;
@@ -533,6 +537,43 @@ impl Raw {
             Raw::Punct => TokenKind::Punct,
         }
     }
+}
+
+/// Calls `f` with the span of every identifier among the words of a
+/// comment's text (`spliced`: it holds a line splice or a UCN, so its
+/// spelling differs from its bytes). Inside a comment nothing else means
+/// anything (quotes included), so this is not the code lexer's reading:
+/// numbers are skipped whole (`2x` holds no name), every other byte is
+/// passed over.
+pub fn for_each_comment_word(comment: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
+    let mut words = Word::lexer(comment);
+    while let Some(word) = words.next() {
+        if let Ok(Word::Ident | Word::EscapedIdent) = word {
+            f(words.span(), word == Ok(Word::EscapedIdent));
+        }
+    }
+}
+
+/// Words inside a comment: identifiers (as the code lexer spells them),
+/// numbers (so `2x` holds no name), and everything else.
+#[derive(Logos, Clone, Copy, Debug, PartialEq)]
+#[logos(utf8 = false)]
+#[logos(subpattern sp = r"\\[ \t]*(\r\n|\r|\n)")]
+#[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
+#[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
+#[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
+#[logos(subpattern id0 = r"(?-u:[A-Za-z_$\x80-\xFF])")]
+#[logos(subpattern id1 = r"(?-u:[A-Za-z0-9_$\x80-\xFF])")]
+enum Word {
+    #[regex(r"(?&id0)(?&id1)*", priority = 10)]
+    Ident,
+    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
+    EscapedIdent,
+    #[regex(r"\.?[0-9]((?&sp)*((?-u:[0-9A-Za-z_$.\x80-\xFF])|[eEpP][+-]|'[0-9A-Za-z_]))*")]
+    Number,
+    #[regex(r"(?-u:[^A-Za-z0-9_$.\\\x80-\xFF])+")]
+    #[regex(r"(?-u:[\x00-\xFF])", priority = 0)]
+    Other,
 }
 
 #[cfg(test)]

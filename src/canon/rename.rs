@@ -72,8 +72,7 @@
 //! one, and two raw-keyed texts are equal only when the kernels are.
 
 use super::dialect::{Findings, Scanner};
-use super::lexer::{spelling, TokenKind};
-use logos::Logos;
+use super::lexer::{for_each_comment_word, spelling, TokenKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -562,18 +561,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Words inside a comment: identifiers are renamed like code; nothing
     /// else there (quotes included) means anything.
     fn comment(&mut self, start: usize, end: usize) {
-        let mut words = Word::lexer(&self.text[start..end]);
-        while let Some(word) = words.next() {
-            if let Ok(Word::Ident | Word::EscapedIdent) = word {
-                let span = words.span();
-                self.name(
-                    start + span.start,
-                    start + span.end,
-                    false,
-                    word == Ok(Word::EscapedIdent),
-                );
-            }
-        }
+        for_each_comment_word(&self.text[start..end], |span, spliced| {
+            self.name(start + span.start, start + span.end, false, spliced)
+        });
     }
 
     /// An identifier at a renamable position (`member`: right after `.`,
@@ -702,28 +692,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
     }
-}
-
-/// Words inside a comment: identifiers (as the code lexer spells them),
-/// numbers (so `2x` holds no name), and everything else.
-#[derive(Logos, Clone, Copy, Debug, PartialEq)]
-#[logos(utf8 = false)]
-#[logos(subpattern sp = r"\\[ \t]*(\r\n|\r|\n)")]
-#[logos(subpattern ucn = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}")]
-#[logos(subpattern ids = r"(?-u:[A-Za-z_$\x80-\xFF])|(?&ucn)")]
-#[logos(subpattern idc = r"(?-u:[A-Za-z0-9_$\x80-\xFF])|(?&ucn)")]
-#[logos(subpattern id0 = r"(?-u:[A-Za-z_$\x80-\xFF])")]
-#[logos(subpattern id1 = r"(?-u:[A-Za-z0-9_$\x80-\xFF])")]
-enum Word {
-    #[regex(r"(?&id0)(?&id1)*", priority = 10)]
-    Ident,
-    #[regex(r"(?&ids)((?&sp)*(?&idc))*")]
-    EscapedIdent,
-    #[regex(r"\.?[0-9]((?&sp)*((?-u:[0-9A-Za-z_$.\x80-\xFF])|[eEpP][+-]|'[0-9A-Za-z_]))*")]
-    Number,
-    #[regex(r"(?-u:[^A-Za-z0-9_$.\\\x80-\xFF])+")]
-    #[regex(r"(?-u:[\x00-\xFF])", priority = 0)]
-    Other,
 }
 
 /// A raw-keyed kernel's canonical text: the marker, then the text as it is.
