@@ -112,6 +112,7 @@
 //! [`lease`]).
 
 pub mod config;
+mod counted;
 pub mod file;
 pub mod fsio;
 pub mod memory;

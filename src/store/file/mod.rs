@@ -21,8 +21,8 @@ use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
 use super::root::prepare_root;
 use super::state::SharedState;
 use super::{
-    key_to_hex, Clock, CorruptEntry, Counters, EntryInfo, PruneReport, Store, StoreError,
-    StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
+    counted::CountedStore, key_to_hex, Clock, CorruptEntry, Counters, EntryInfo, PruneReport,
+    StoreError, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
 };
 
 /// The layout version: the directory under the root that holds everything.
@@ -412,66 +412,6 @@ impl FileStore {
     pub(super) fn max_entry_len(&self) -> u64 {
         self.opts.max_bytes.min(entry::MAX_ENTRY_BYTES)
     }
-
-    pub(super) fn put_inner(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        if u32::try_from(key.len()).is_err() {
-            return Err(StoreError::KeyTooLong { len: key.len() });
-        }
-        let path = self.entry_path(key);
-        let cost = Self::entry_cost(key.len(), value.len());
-        if cost > self.max_entry_len() {
-            tracing::debug!(key = %key_to_hex(key), cost, "kcache store: entry larger than the cap, not kept");
-            self.remove_inner(key)?;
-            return Ok(());
-        }
-        let replaced = self.write_entry(key, value, &path)?;
-        if self.account(cost as i64 - replaced as i64) {
-            // The entry is stored: a failed eviction is the cap's problem,
-            // not this write's.
-            if let Err(e) = self.evict(self.opts.max_bytes, self.low_water(), Some(&path)) {
-                Counters::bump(&self.counters.errors);
-                tracing::warn!(error = %e, root = %self.root.display(),
-                    "kcache store: could not evict to stay under the cap");
-            }
-        }
-        Ok(())
-    }
-
-    pub(super) fn remove_inner(&self, key: &[u8]) -> Result<bool, StoreError> {
-        let io = &*self.opts.io;
-        let path = self.entry_path(key);
-        let size = match io.metadata(&path) {
-            Ok(m) if m.is_file() => m.len(),
-            Err(e) if not_found(&e) => return Ok(false),
-            Err(e) if !in_the_way(&e) => return Err(StoreError::io("stat", path, e)),
-            // Not an entry: removed, and no entry was there.
-            _ => {
-                self.remove_stray(&path);
-                return Ok(false);
-            }
-        };
-        match io.remove_file(&path) {
-            Ok(()) => {
-                self.account(-(size as i64));
-                Ok(true)
-            }
-            Err(e) if not_found(&e) => Ok(false),
-            Err(e) => Err(StoreError::io("remove", path, e)),
-        }
-    }
-
-    pub(super) fn stats_inner(&self) -> Result<StoreStats, StoreError> {
-        let scan = self.scan()?;
-        self.flush_counters();
-        let rec = self.state.read();
-        let mut s = StoreStats {
-            entries: scan.found.len() as u64,
-            bytes: scan.total,
-            ..StoreStats::default()
-        };
-        rec.counters.add_to(&mut s);
-        Ok(s)
-    }
 }
 
 pub(super) fn ensure_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
@@ -497,36 +437,14 @@ pub(super) fn ensure_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-impl Store for FileStore {
-    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
-        self.counters.count(self.leases.lease(key, wait))
+// Reading, listing and verifying live in `read`, clearing in `remove`: the
+// raw operations here only name them.
+impl CountedStore for FileStore {
+    fn counters(&self) -> &Counters {
+        &self.counters
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.counters.count(self.get_inner(key))
-    }
-
-    fn count_lookups(&self, hits: u64, misses: u64) {
-        self.counters.lookups(hits, misses);
-    }
-
-    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.counters.count(self.put_inner(key, value))
-    }
-
-    fn remove(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.counters.count(self.remove_inner(key))
-    }
-
-    fn clear(&self) -> Result<(), StoreError> {
-        self.counters.count(self.clear_inner())
-    }
-
-    fn len(&self) -> Result<usize, StoreError> {
-        self.counters.count(self.scan().map(|s| s.found.len()))
-    }
-
-    fn describe(&self) -> String {
+    fn describe_store(&self) -> String {
         format!(
             "file store at {} (cap {})",
             self.root.display(),
@@ -534,29 +452,101 @@ impl Store for FileStore {
         )
     }
 
-    fn stats(&self) -> Result<StoreStats, StoreError> {
-        self.counters.count(self.stats_inner())
+    fn raw_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get_inner(key)
     }
 
-    fn size_bytes(&self) -> Result<u64, StoreError> {
-        self.counters.count(self.scan().map(|s| s.total))
+    fn raw_clear(&self) -> Result<(), StoreError> {
+        self.clear_inner()
     }
 
-    fn list(&self) -> Result<Vec<EntryInfo>, StoreError> {
-        self.counters.count(self.list_inner())
+    fn raw_len(&self) -> Result<usize, StoreError> {
+        self.scan().map(|s| s.found.len())
     }
 
-    fn verify(&self) -> Result<VerifyReport, StoreError> {
-        self.counters.count(self.verify_inner())
+    fn raw_size_bytes(&self) -> Result<u64, StoreError> {
+        self.scan().map(|s| s.total)
     }
 
-    fn prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
-        self.counters.count(self.evict(max_bytes, max_bytes, None))
+    fn raw_list(&self) -> Result<Vec<EntryInfo>, StoreError> {
+        self.list_inner()
     }
 
-    fn flush(&self) -> Result<(), StoreError> {
+    fn raw_verify(&self) -> Result<VerifyReport, StoreError> {
+        self.verify_inner()
+    }
+
+    fn raw_prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
+        self.evict(max_bytes, max_bytes, None)
+    }
+
+    fn raw_lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        self.leases.lease(key, wait)
+    }
+
+    fn raw_flush(&self) -> Result<(), StoreError> {
         self.flush_counters();
         Ok(())
+    }
+
+    fn raw_put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        if u32::try_from(key.len()).is_err() {
+            return Err(StoreError::KeyTooLong { len: key.len() });
+        }
+        let path = self.entry_path(key);
+        let cost = Self::entry_cost(key.len(), value.len());
+        if cost > self.max_entry_len() {
+            tracing::debug!(key = %key_to_hex(key), cost, "kcache store: entry larger than the cap, not kept");
+            self.raw_remove(key)?;
+            return Ok(());
+        }
+        let replaced = self.write_entry(key, value, &path)?;
+        if self.account(cost as i64 - replaced as i64) {
+            // The entry is stored: a failed eviction is the cap's problem,
+            // not this write's.
+            if let Err(e) = self.evict(self.opts.max_bytes, self.low_water(), Some(&path)) {
+                Counters::bump(&self.counters.errors);
+                tracing::warn!(error = %e, root = %self.root.display(),
+                    "kcache store: could not evict to stay under the cap");
+            }
+        }
+        Ok(())
+    }
+
+    fn raw_remove(&self, key: &[u8]) -> Result<bool, StoreError> {
+        let io = &*self.opts.io;
+        let path = self.entry_path(key);
+        let size = match io.metadata(&path) {
+            Ok(m) if m.is_file() => m.len(),
+            Err(e) if not_found(&e) => return Ok(false),
+            Err(e) if !in_the_way(&e) => return Err(StoreError::io("stat", path, e)),
+            // Not an entry: removed, and no entry was there.
+            _ => {
+                self.remove_stray(&path);
+                return Ok(false);
+            }
+        };
+        match io.remove_file(&path) {
+            Ok(()) => {
+                self.account(-(size as i64));
+                Ok(true)
+            }
+            Err(e) if not_found(&e) => Ok(false),
+            Err(e) => Err(StoreError::io("remove", path, e)),
+        }
+    }
+
+    fn raw_stats(&self) -> Result<StoreStats, StoreError> {
+        let scan = self.scan()?;
+        self.flush_counters();
+        let rec = self.state.read();
+        let mut s = StoreStats {
+            entries: scan.found.len() as u64,
+            bytes: scan.total,
+            ..StoreStats::default()
+        };
+        rec.counters.add_to(&mut s);
+        Ok(s)
     }
 }
 

@@ -63,8 +63,9 @@ use super::file::LAYOUT_DIR;
 use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
 use super::root::prepare_root;
 use super::{
-    key_to_hex, Clock, CorruptEntry, CounterValues, Counters, EntryInfo, PruneReport, Store,
-    StoreError, StoreErrorKind, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
+    counted::CountedStore, key_to_hex, Clock, CorruptEntry, CounterValues, Counters, EntryInfo,
+    PruneReport, StoreError, StoreErrorKind, StoreStats, SystemClock, VerifyReport,
+    DEFAULT_MAX_BYTES,
 };
 
 /// The schema version in `PRAGMA user_version` (2: values framed with their
@@ -345,7 +346,44 @@ impl SqliteStore {
         self.write_tx(inner, SqlitePoint::FlushBeforeCommit, |_, _| Ok(()))
     }
 
-    fn get_inner(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    /// Deletes a corrupt row, unless a writer replaced it since it was read.
+    fn drop_corrupt(&self, key: &[u8], rowid: i64, checksum: &[u8], reason: &str) {
+        Counters::bump(&self.counters.corrupt);
+        tracing::warn!(key = %key_to_hex(key), reason, db = %self.path.display(),
+            "kcache store: removing corrupt entry");
+        let mut inner = self.lock();
+        let r = self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
+            tx.execute(
+                "DELETE FROM entries WHERE rowid = ?1 AND key = ?2 AND checksum = ?3",
+                params![rowid, key, checksum],
+            )
+        });
+        if let Err(e) = r {
+            Counters::bump(&self.counters.errors);
+            tracing::warn!(error = %e, "kcache store: could not remove corrupt entry");
+        }
+    }
+
+    /// Returns freed pages to the filesystem.
+    fn vacuum(&self, inner: &Inner) {
+        vacuum(&inner.conn);
+    }
+}
+
+impl CountedStore for SqliteStore {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn describe_store(&self) -> String {
+        format!(
+            "SQLite store at {} (cap {})",
+            self.path.display(),
+            crate::bytes::format_byte_size(self.opts.max_bytes)
+        )
+    }
+
+    fn raw_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let now = nanos(self.opts.clock.now());
         let mut inner = self.lock();
         let row = inner
@@ -414,25 +452,7 @@ impl SqliteStore {
         }
     }
 
-    /// Deletes a corrupt row, unless a writer replaced it since it was read.
-    fn drop_corrupt(&self, key: &[u8], rowid: i64, checksum: &[u8], reason: &str) {
-        Counters::bump(&self.counters.corrupt);
-        tracing::warn!(key = %key_to_hex(key), reason, db = %self.path.display(),
-            "kcache store: removing corrupt entry");
-        let mut inner = self.lock();
-        let r = self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
-            tx.execute(
-                "DELETE FROM entries WHERE rowid = ?1 AND key = ?2 AND checksum = ?3",
-                params![rowid, key, checksum],
-            )
-        });
-        if let Err(e) = r {
-            Counters::bump(&self.counters.errors);
-            tracing::warn!(error = %e, "kcache store: could not remove corrupt entry");
-        }
-    }
-
-    fn put_inner(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+    fn raw_put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         let cost = Self::entry_cost(key.len(), value.len());
         let max = self.opts.max_bytes;
         let framed = frame::encode(key, value);
@@ -461,7 +481,7 @@ impl SqliteStore {
         })
     }
 
-    fn remove_inner(&self, key: &[u8]) -> Result<bool, StoreError> {
+    fn raw_remove(&self, key: &[u8]) -> Result<bool, StoreError> {
         let mut inner = self.lock();
         inner.touched.remove(key);
         self.write_tx(&mut inner, SqlitePoint::RemoveBeforeCommit, |tx, _| {
@@ -469,12 +489,7 @@ impl SqliteStore {
         })
     }
 
-    /// Returns freed pages to the filesystem.
-    fn vacuum(&self, inner: &Inner) {
-        vacuum(&inner.conn);
-    }
-
-    fn clear_inner(&self) -> Result<(), StoreError> {
+    fn raw_clear(&self) -> Result<(), StoreError> {
         let mut inner = self.lock();
         inner.touched.clear();
         self.write_tx(&mut inner, SqlitePoint::PruneBeforeCommit, |tx, _| {
@@ -484,7 +499,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn prune_inner(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
+    fn raw_prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
         let mut inner = self.lock();
         let report = self.write_tx(&mut inner, SqlitePoint::PruneBeforeCommit, |tx, counts| {
             let before = total_bytes(tx)?;
@@ -503,7 +518,7 @@ impl SqliteStore {
         Ok(report)
     }
 
-    fn len_inner(&self) -> Result<usize, StoreError> {
+    fn raw_len(&self) -> Result<usize, StoreError> {
         let inner = self.lock();
         inner
             .conn
@@ -512,7 +527,7 @@ impl SqliteStore {
             .map_err(self.err("count"))
     }
 
-    fn stats_inner(&self) -> Result<StoreStats, StoreError> {
+    fn raw_stats(&self) -> Result<StoreStats, StoreError> {
         let mut inner = self.lock();
         if let Err(e) = self.flush_inner(&mut inner) {
             tracing::debug!(error = %e, "kcache store: could not flush counters");
@@ -548,12 +563,12 @@ impl SqliteStore {
         Ok(s)
     }
 
-    fn size_inner(&self) -> Result<u64, StoreError> {
+    fn raw_size_bytes(&self) -> Result<u64, StoreError> {
         let inner = self.lock();
         total_bytes(&inner.conn).map_err(self.err("read size"))
     }
 
-    fn list_inner(&self) -> Result<Vec<EntryInfo>, StoreError> {
+    fn raw_list(&self) -> Result<Vec<EntryInfo>, StoreError> {
         let mut inner = self.lock();
         if let Err(e) = self.flush_inner(&mut inner) {
             tracing::debug!(error = %e, "kcache store: could not write access times");
@@ -576,6 +591,18 @@ impl SqliteStore {
             rows.collect()
         };
         read().map_err(self.err("list"))
+    }
+
+    fn raw_verify(&self) -> Result<VerifyReport, StoreError> {
+        self.verify_inner()
+    }
+
+    fn raw_lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
+        self.leases.lease(key, wait)
+    }
+
+    fn raw_flush(&self) -> Result<(), StoreError> {
+        self.flush_inner(&mut self.lock())
     }
 }
 
@@ -662,69 +689,6 @@ fn add_counters(tx: &Connection, c: &CounterValues) -> rusqlite::Result<()> {
         }
     }
     Ok(())
-}
-
-impl Store for SqliteStore {
-    fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
-        self.counters.count(self.leases.lease(key, wait))
-    }
-
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.counters.count(self.get_inner(key))
-    }
-
-    fn count_lookups(&self, hits: u64, misses: u64) {
-        self.counters.lookups(hits, misses);
-    }
-
-    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.counters.count(self.put_inner(key, value))
-    }
-
-    fn remove(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.counters.count(self.remove_inner(key))
-    }
-
-    fn clear(&self) -> Result<(), StoreError> {
-        self.counters.count(self.clear_inner())
-    }
-
-    fn len(&self) -> Result<usize, StoreError> {
-        self.counters.count(self.len_inner())
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "SQLite store at {} (cap {})",
-            self.path.display(),
-            crate::bytes::format_byte_size(self.opts.max_bytes)
-        )
-    }
-
-    fn stats(&self) -> Result<StoreStats, StoreError> {
-        self.counters.count(self.stats_inner())
-    }
-
-    fn size_bytes(&self) -> Result<u64, StoreError> {
-        self.counters.count(self.size_inner())
-    }
-
-    fn list(&self) -> Result<Vec<EntryInfo>, StoreError> {
-        self.counters.count(self.list_inner())
-    }
-
-    fn verify(&self) -> Result<VerifyReport, StoreError> {
-        self.counters.count(self.verify_inner())
-    }
-
-    fn prune(&self, max_bytes: u64) -> Result<PruneReport, StoreError> {
-        self.counters.count(self.prune_inner(max_bytes))
-    }
-
-    fn flush(&self) -> Result<(), StoreError> {
-        let mut inner = self.lock();
-        self.counters.count(self.flush_inner(&mut inner))
-    }
 }
 
 impl Drop for SqliteStore {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::store::Store;
 
 fn pragma(conn: &Connection, name: &str) -> i64 {
     conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
