@@ -1584,3 +1584,221 @@ fn a_fresh_job_is_never_answered_from_the_handle_cache() {
         "and kept nowhere"
     );
 }
+
+// ------------------------------------------------------ identity cache
+
+/// A wrapper around the real compiler that logs each run's arguments, a
+/// cache directory for its identity, and the log.
+#[cfg(unix)]
+struct Logged {
+    dir: tempfile::TempDir,
+    compiler: std::path::PathBuf,
+    cache: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+#[cfg(unix)]
+impl Logged {
+    fn new() -> Option<Logged> {
+        let (_h, b) = backend()?;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("runs.log");
+        let real = b.compiler_path().display().to_string();
+        let compiler = wrapper(
+            dir.path(),
+            "logged-cc",
+            &format!("echo \"$*\" >> '{}'\nexec {real} \"$@\"", log.display()),
+        );
+        let cache = dir.path().join("compilers");
+        Some(Logged {
+            dir,
+            compiler,
+            cache,
+            log,
+        })
+    }
+
+    fn build(&self) -> CcBackend {
+        let hooks = Hooks::new();
+        backend_with(&hooks, |c| {
+            c.compiler_path(&self.compiler).identity_cache(&self.cache)
+        })
+        .expect("the real compiler ran a moment ago")
+    }
+
+    /// How many runs so far were `--version` probes.
+    fn version_probes(&self) -> usize {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.trim() == "--version")
+            .count()
+    }
+
+    fn runs(&self) -> usize {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_second_backend_with_the_same_compiler_runs_no_probe() {
+    let l = need!(Logged::new());
+    let first = l.build();
+    assert_eq!(l.version_probes(), 1);
+    let runs = l.runs();
+    assert!(runs >= 3, "the first construction probes: {runs} runs");
+    let second = l.build();
+    assert_eq!(l.runs(), runs, "the second construction ran the compiler");
+    assert_eq!(first.identity(), second.identity());
+    assert_eq!(first.version(), second.version());
+    // The cached identity still compiles and runs.
+    let c = compile(&second, &group(), &[]).unwrap();
+    check_group(&second, &c.program);
+}
+
+#[cfg(unix)]
+#[test]
+fn the_identity_cache_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let l = need!(Logged::new());
+    l.build();
+    let mode = |p: &Path| fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&l.cache), 0o700);
+    let files: Vec<_> = fs::read_dir(&l.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(mode(&files[0]), 0o600);
+}
+
+#[cfg(unix)]
+#[test]
+fn touching_the_compiler_probes_again() {
+    let l = need!(Logged::new());
+    l.build();
+    assert_eq!(l.version_probes(), 1);
+    let later =
+        fs::metadata(&l.compiler).unwrap().modified().unwrap() + std::time::Duration::from_secs(10);
+    fs::File::options()
+        .write(true)
+        .open(&l.compiler)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    l.build();
+    assert_eq!(l.version_probes(), 2, "a touched compiler was not probed");
+    l.build();
+    assert_eq!(l.version_probes(), 2, "and the new probe is kept");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_damaged_identity_cache_file_is_ignored() {
+    let l = need!(Logged::new());
+    let first = l.build();
+    let files: Vec<_> = fs::read_dir(&l.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    for damage in [&b"{not json"[..], b"", b"{\"format\":999}"] {
+        fs::write(&files[0], damage).unwrap();
+        let again = l.build();
+        assert_eq!(again.identity(), first.identity());
+    }
+    assert_eq!(l.version_probes(), 4, "each damaged file meant a probe");
+    // A file replaced by a symbolic link is not followed.
+    let elsewhere = l.dir.path().join("elsewhere");
+    fs::copy(&files[0], &elsewhere).unwrap();
+    fs::remove_file(&files[0]).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &files[0]).unwrap();
+    l.build();
+    assert_eq!(l.version_probes(), 5, "a linked cache file was followed");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_include_directory_changed_since_the_probe_probes_again() {
+    let l = need!(Logged::new());
+    l.build();
+    let file = fs::read_dir(&l.cache)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // Point the cached search list at a directory that then changes.
+    let text = fs::read_to_string(&file).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let fake = l.dir.path().join("inc");
+    fs::create_dir(&fake).unwrap();
+    let stat = {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(&fake).unwrap();
+        serde_json::json!([
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+            m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+            m.mode() as i64
+        ])
+    };
+    v["probed"]["include_dirs"] = serde_json::json!([fake]);
+    v["dir_stats"] = serde_json::json!([stat]);
+    fs::write(&file, v.to_string()).unwrap();
+    let b = l.build();
+    assert_eq!(l.version_probes(), 1, "an unchanged directory is trusted");
+    drop(b);
+    fs::write(fake.join("new.h"), "").unwrap();
+    l.build();
+    assert_eq!(l.version_probes(), 2, "a changed directory was not noticed");
+}
+
+/// Runs `kcache compile` of one kernel with `cc` as the compiler, the
+/// store (and its `compilers` folder) in `store`, plus `env`.
+#[cfg(unix)]
+fn cli_compile(cc: &Path, store: &Path, env: &[(&str, &str)]) {
+    let dir = store.parent().unwrap();
+    let k = dir.join("k.c");
+    fs::write(&k, SAXPY).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .arg("compile")
+        .arg(&k)
+        .arg("--dir")
+        .arg(store)
+        .env("CC", cc)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_cli_keeps_the_identity_and_a_pinned_variable_probes_again() {
+    let l = need!(Logged::new());
+    let store = l.dir.path().join("store");
+    cli_compile(&l.compiler, &store, &[]);
+    assert_eq!(l.version_probes(), 1);
+    assert!(store.join("compilers").is_dir());
+    cli_compile(&l.compiler, &store, &[]);
+    assert_eq!(l.version_probes(), 1, "a second process probed again");
+    cli_compile(&l.compiler, &store, &[("SOURCE_DATE_EPOCH", "1")]);
+    assert_eq!(
+        l.version_probes(),
+        2,
+        "a changed pinned variable was not seen"
+    );
+    cli_compile(&l.compiler, &store, &[("SOURCE_DATE_EPOCH", "1")]);
+    assert_eq!(l.version_probes(), 2);
+}

@@ -58,6 +58,10 @@ pub struct BackendFlags {
     /// has its own `--source-dir` flag (its default differs) and sets this.
     #[arg(skip)]
     pub source_dir: Option<std::path::PathBuf>,
+    /// Where the cc backend keeps its compilers' probe results (set by the
+    /// command from the cache directory).
+    #[arg(skip)]
+    pub compilers_dir: Option<std::path::PathBuf>,
 }
 
 /// Where a split batch's programs compile.
@@ -107,6 +111,9 @@ pub fn dispatch(flags: &BackendFlags, job: impl Job) -> Result<ExitCode, Failure
             let mut builder = kcache::backend::cc::CcBackend::builder();
             if let Some(dir) = &flags.source_dir {
                 builder = builder.source_dir(dir);
+            }
+            if let Some(dir) = &flags.compilers_dir {
+                builder = builder.identity_cache(dir);
             }
             job.run(Arc::new(builder.build()?))
         }

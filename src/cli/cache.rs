@@ -45,6 +45,14 @@ impl StoreFlags {
         }
     }
 
+    /// Where the cc backend keeps its compilers' probe results: a
+    /// `compilers` folder in the cache directory, unless the store is off
+    /// (or the directory cannot be named), when nothing is kept.
+    pub fn compilers_dir(&self) -> Option<PathBuf> {
+        let resolved = self.config(None).ok()?.resolve().ok()?;
+        (resolved.kind != kcache::store::StoreKind::None).then(|| resolved.dir.join("compilers"))
+    }
+
     fn config(&self, max_bytes: Option<u64>) -> Result<StoreConfig, Failure> {
         let flags = StoreConfig {
             kind: self.store,

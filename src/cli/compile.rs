@@ -172,6 +172,7 @@ fn inputs(args: &CompileArgs) -> Result<Vec<Input>, Failure> {
 pub fn compile(args: CompileArgs) -> Result<ExitCode, Failure> {
     let mut flags = args.backend.clone();
     flags.source_dir = args.source_dir.clone().or_else(|| common_dir(&args));
+    flags.compilers_dir = args.store.compilers_dir();
     // Inputs first: a bad file is reported whatever the backend.
     let inputs = inputs(&args)?;
     if flags.backend == Choice::Cuda {

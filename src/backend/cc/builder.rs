@@ -24,6 +24,7 @@ pub struct CcBuilder {
     pub(super) source_dir: Option<PathBuf>,
     pub(super) work_root: Option<PathBuf>,
     pub(super) hooks: Option<Hooks>,
+    pub(super) identity_cache: Option<PathBuf>,
 }
 
 impl CcBuilder {
@@ -99,6 +100,17 @@ impl CcBuilder {
         self
     }
 
+    /// Keeps what the compiler said about itself (`--version`,
+    /// `-dumpmachine`, its include search list) in `dir`, so a later
+    /// backend with the same compiler, arguments and environment skips
+    /// those probes. The entry is keyed by the executable's path, contents
+    /// and stat and the pinned environment, and each include directory is
+    /// re-checked by stat; a missing or damaged entry means probing again.
+    pub fn identity_cache(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.identity_cache = Some(dir.into());
+        self
+    }
+
     /// Finds and identifies the compiler, checks the configured flags, and
     /// creates the work directory.
     pub fn build(self) -> Result<CcBackend, BackendError> {
@@ -108,7 +120,7 @@ impl CcBuilder {
                 reason: e,
             });
         }
-        let compiler = Compiler::detect(&self.program, self.args)?;
+        let compiler = Compiler::detect(&self.program, self.args, self.identity_cache.as_deref())?;
         let cwd = std::env::current_dir().map_err(|source| BackendError::Io {
             backend: FAMILY,
             path: PathBuf::from("."),

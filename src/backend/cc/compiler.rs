@@ -133,7 +133,13 @@ impl Compiler {
     }
 
     /// Finds and identifies `program`, run with leading arguments `args`.
-    pub(crate) fn detect(program: &OsStr, args: Vec<String>) -> Result<Compiler, BackendError> {
+    /// With `cache`, the probes' results are read from and kept in that
+    /// directory (see `identity_cache.rs`).
+    pub(crate) fn detect(
+        program: &OsStr,
+        args: Vec<String>,
+        cache: Option<&Path>,
+    ) -> Result<Compiler, BackendError> {
         let path = Self::locate(program)?;
         let real = std::fs::canonicalize(&path).map_err(|source| BackendError::Io {
             backend: FAMILY,
@@ -158,9 +164,27 @@ impl Compiler {
                 .map(|k| (*k, std::env::var_os(k)))
                 .collect(),
         };
+        let key = cache
+            .map(|_| super::identity_cache::key(&c.path, &c.real, &c.exe_digest, &c.args, &c.env));
+        if let (Some(dir), Some(key)) = (cache, &key) {
+            if let Some(p) = super::identity_cache::load(dir, key) {
+                c.version = p.version;
+                c.target = p.target;
+                c.include_dirs = p.include_dirs;
+                return Ok(c);
+            }
+        }
         c.version = c.version_text()?;
         c.target = c.dumpmachine();
         c.include_dirs = c.search_dirs();
+        if let (Some(dir), Some(key)) = (cache, &key) {
+            let probed = super::identity_cache::Probed {
+                version: c.version.clone(),
+                target: c.target.clone(),
+                include_dirs: c.include_dirs.clone(),
+            };
+            super::identity_cache::save(dir, key, &probed);
+        }
         Ok(c)
     }
 

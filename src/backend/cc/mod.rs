@@ -109,6 +109,7 @@ use crate::key::{Digest, PartsHasher, Source};
 
 mod builder;
 mod compiler;
+mod identity_cache;
 pub(crate) mod includes;
 mod keying;
 pub(crate) mod macros;
@@ -222,6 +223,7 @@ impl CcBackend {
             source_dir: None,
             work_root: None,
             hooks: None,
+            identity_cache: None,
         };
         b.compiler(compiler::spec_from_env(std::env::var_os("CC")))
     }
@@ -235,7 +237,7 @@ impl CcBackend {
                 backend: FAMILY,
                 reason,
             })
-            .and_then(|(program, args)| Compiler::detect(OsStr::new(&program), args));
+            .and_then(|(program, args)| Compiler::detect(OsStr::new(&program), args, None));
         match detected {
             Ok(c) => info(&c),
             Err(e) => BackendInfo {
