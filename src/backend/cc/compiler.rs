@@ -151,6 +151,7 @@ impl Compiler {
             path: real.clone(),
             source,
         })?;
+        let script = exe.starts_with(b"#!");
         let mut c = Compiler {
             path,
             args,
@@ -164,8 +165,9 @@ impl Compiler {
                 .map(|k| (*k, std::env::var_os(k)))
                 .collect(),
         };
-        let key = cache
-            .map(|_| super::identity_cache::key(&c.path, &c.real, &c.exe_digest, &c.args, &c.env));
+        let key = cache.map(|_| {
+            super::identity_cache::key(&c.path, &c.real, &c.exe_digest, &c.args, &c.env, script)
+        });
         if let (Some(dir), Some(key)) = (cache, &key) {
             if let Some(p) = super::identity_cache::load(dir, key) {
                 c.version = p.version;

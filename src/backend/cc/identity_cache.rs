@@ -10,6 +10,9 @@
 //! damaged, another format version, a changed directory) means probing
 //! again: the cache only ever saves work, it is never an error.
 //!
+//! A script (a file starting `#!`, such as a wrapper) may read any
+//! variable, so its key covers the whole environment.
+//!
 //! What the driver execs (`cc1`, `collect2`) is not stat'ed: finding them
 //! costs a process. A compiler upgraded in place changes the driver too.
 
@@ -75,6 +78,7 @@ pub(crate) fn key(
     exe_digest: &Digest,
     args: &[String],
     env: &[(&'static str, Option<std::ffi::OsString>)],
+    script: bool,
 ) -> Digest {
     use std::os::unix::ffi::OsStrExt as _;
     let mut h = PartsHasher::new();
@@ -94,6 +98,14 @@ pub(crate) fn key(
             Some(v) => h.part(b"=").part(v.as_bytes()),
             None => h.part(b"unset"),
         };
+    }
+    if script {
+        let mut all: Vec<_> = std::env::vars_os().collect();
+        all.sort();
+        h.part("script");
+        for (k, v) in all {
+            h.part(k.as_bytes()).part(v.as_bytes());
+        }
     }
     h.finish()
 }
@@ -193,9 +205,9 @@ mod tests {
         let unset = [("LIBRARY_PATH", None)];
         let set = [("LIBRARY_PATH", Some(OsString::from("/opt/lib")))];
         let empty = [("LIBRARY_PATH", Some(OsString::new()))];
-        let k_unset = key(exe, exe, &d, &[], &unset);
-        let k_set = key(exe, exe, &d, &[], &set);
-        let k_empty = key(exe, exe, &d, &[], &empty);
+        let k_unset = key(exe, exe, &d, &[], &unset, false);
+        let k_set = key(exe, exe, &d, &[], &set, false);
+        let k_empty = key(exe, exe, &d, &[], &empty, false);
         assert_ne!(k_unset, k_set);
         assert_ne!(k_unset, k_empty);
         assert_ne!(k_set, k_empty);
@@ -207,21 +219,25 @@ mod tests {
     #[test]
     fn the_arguments_and_the_contents_change_the_key() {
         let exe = Path::new("/bin/sh");
-        let base = key(exe, exe, &Digest([7; 32]), &[], &[]);
-        assert_ne!(base, key(exe, exe, &Digest([8; 32]), &[], &[]));
-        assert_ne!(base, key(exe, exe, &Digest([7; 32]), &["-m32".into()], &[]));
+        let base = key(exe, exe, &Digest([7; 32]), &[], &[], false);
+        assert_ne!(base, key(exe, exe, &Digest([8; 32]), &[], &[], false));
         assert_ne!(
             base,
-            key(exe, Path::new("/bin"), &Digest([7; 32]), &[], &[])
+            key(exe, exe, &Digest([7; 32]), &["-m32".into()], &[], false)
         );
+        assert_ne!(
+            base,
+            key(exe, Path::new("/bin"), &Digest([7; 32]), &[], &[], false)
+        );
+        assert_ne!(base, key(exe, exe, &Digest([7; 32]), &[], &[], true));
     }
 
     #[test]
     fn a_file_under_another_name_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
         let exe = Path::new("/bin/sh");
-        let a = key(exe, exe, &Digest([1; 32]), &[], &[]);
-        let b = key(exe, exe, &Digest([2; 32]), &[], &[]);
+        let a = key(exe, exe, &Digest([1; 32]), &[], &[], false);
+        let b = key(exe, exe, &Digest([2; 32]), &[], &[], false);
         save(dir.path(), &a, &probed());
         std::fs::rename(dir.path().join(a.to_hex()), dir.path().join(b.to_hex())).unwrap();
         assert_eq!(load(dir.path(), &b), None, "the file names its own key");
