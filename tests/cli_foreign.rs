@@ -3,41 +3,9 @@
 //! defines.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn kcache(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kcache"))
-        .args(args)
-        .env("KCACHE_DIR", dir)
-        .env_remove("KCACHE_STORE")
-        .env_remove("KCACHE_MAX_BYTES")
-        .output()
-        .unwrap()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn have_cc() -> bool {
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required =
-        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(
-        ok || !required,
-        "cc is required here, and no C compiler runs"
-    );
-    ok
-}
+mod cli_support;
+use cli_support::{have_cc, json, kcache};
 
 /// One kernel as a person writes it, as tinygrad renders it during a search
 /// (`test`), and under its real name: the same code three times.

@@ -1,45 +1,9 @@
 //! The CLI contract of `kcache tune`, `compile`, `backends` and `cache`.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn kcache(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kcache"))
-        .args(args)
-        .env("KCACHE_DIR", dir)
-        .env_remove("KCACHE_STORE")
-        .env_remove("KCACHE_MAX_BYTES")
-        .env("POCL_KERNEL_CACHE", "0")
-        .output()
-        .unwrap()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn have_cc() -> bool {
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required =
-        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(
-        ok || !required,
-        "cc is required here, and no C compiler runs"
-    );
-    if !ok {
-        eprintln!("skipped: no C compiler");
-    }
-    ok
-}
+mod cli_support;
+use cli_support::{have_cc, json, kcache};
 
 #[test]
 fn tune_reuses_within_a_search_and_a_second_process_compiles_nothing() {
