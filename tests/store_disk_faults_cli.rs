@@ -2,6 +2,8 @@
 //! a small tmpfs, remounted read-only): at most one warning, exit 0. Needs
 //! `mount` (root); skipped where it is refused.
 
+mod cli_support;
+use cli_support::compile_command;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -89,23 +91,7 @@ fn kernel(dir: &Path, name: &str) -> PathBuf {
 }
 
 fn compile(root: &Path, kind: &str, file: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kcache"))
-        .args([
-            "compile",
-            "--json",
-            "--backend",
-            "cc",
-            "--store",
-            kind,
-            "--dir",
-        ])
-        .arg(root)
-        .arg(file)
-        .env_remove("KCACHE_STORE")
-        .env_remove("KCACHE_MAX_BYTES")
-        .env_remove("KCACHE_LOG")
-        .output()
-        .unwrap()
+    compile_command(root, kind, file).output().unwrap()
 }
 
 fn warnings(out: &Output) -> usize {

@@ -3,6 +3,8 @@
 //! forged under a valid id is never loaded, and under `umask 000` everything
 //! the store creates is private.
 
+mod cli_support;
+use cli_support::compile_command;
 use std::ffi::CString;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -53,23 +55,8 @@ fn compile(
     env: &[(&str, &Path)],
     umask: Option<u32>,
 ) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcache"));
-    cmd.args([
-        "compile",
-        "--json",
-        "--backend",
-        "cc",
-        "--store",
-        kind,
-        "--dir",
-    ])
-    .arg(root)
-    .arg(file)
-    .env_remove("KCACHE_STORE")
-    .env_remove("KCACHE_MAX_BYTES")
-    .env_remove("KCACHE_LOG")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    let mut cmd = compile_command(root, kind, file);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }

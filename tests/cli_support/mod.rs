@@ -42,3 +42,24 @@ pub fn have_cc() -> bool {
     }
     ok
 }
+
+/// `kcache compile --json --backend cc` of `file` with the store `kind` at
+/// `root`, with no store settings or log filter inherited from the caller.
+pub fn compile_command(root: &Path, kind: &str, file: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcache"));
+    cmd.args([
+        "compile",
+        "--json",
+        "--backend",
+        "cc",
+        "--store",
+        kind,
+        "--dir",
+    ])
+    .arg(root)
+    .arg(file)
+    .env_remove("KCACHE_STORE")
+    .env_remove("KCACHE_MAX_BYTES")
+    .env_remove("KCACHE_LOG");
+    cmd
+}
