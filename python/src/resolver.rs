@@ -9,7 +9,10 @@ use kcache::backend::cc::CcBackend;
 use kcache::backend::cuda::{Cuda, CudaConfig, CudaTarget};
 use kcache::backend::opencl::{OpenCl, OpenClConfig};
 use kcache::backend::vulkan::{Vulkan, VulkanConfig};
+use kcache::backend::KernelSource;
 use kcache::backend::{Backend, BackendError};
+use kcache::canon::dialect::option_macros;
+use kcache::canon::{CanonOptions, Renamer};
 use kcache::resolve::census::Census;
 use kcache::resolve::split::Split;
 use kcache::resolve::{Kernel as RsKernel, Outcome, ResolveError, Resolver as RsResolver, Threads};
@@ -30,7 +33,7 @@ pub struct Kernel {
 impl Kernel {
     #[new]
     #[pyo3(signature = (text, symbol, bound=None, options=None, *, keep=None, free=None,
-        derivations=None, symbols=true, scope_locals=true, infer=false))]
+        derivations=None, symbols=true, scope_locals=true, infer=false, exact=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         text: String,
@@ -43,7 +46,27 @@ impl Kernel {
         symbols: bool,
         scope_locals: bool,
         infer: bool,
+        exact: bool,
     ) -> PyResult<Self> {
+        let options = names(options, "options")?;
+        if exact {
+            // Keyed on its text as written: nothing renamed, not even its own
+            // name, for callers whose compiled bytes carry every name.
+            if !names(bound, "bound")?.is_empty() || infer {
+                return Err(PyValueError::new_err(
+                    "exact=True renames nothing: it takes no bound names and no infer",
+                ));
+            }
+            let canon = CanonOptions {
+                kernel_name: None,
+                symbols: false,
+                scope_locals: false,
+                ..CanonOptions::default()
+            };
+            return Ok(Kernel {
+                inner: RsKernel::new(symbol, text).canon(canon).options(options),
+            });
+        }
         let canon = canon_options(
             Some(symbol.clone()),
             bound,
@@ -54,7 +77,6 @@ impl Kernel {
             scope_locals,
             infer,
         )?;
-        let options = names(options, "options")?;
         Ok(Kernel {
             inner: RsKernel::new(symbol, text).canon(canon).options(options),
         })
@@ -125,6 +147,7 @@ fn kernel_of(item: &Bound<'_, PyAny>) -> PyResult<RsKernel> {
         true,
         true,
         false,
+        false,
     )?;
     Ok(k.inner)
 }
@@ -141,6 +164,7 @@ struct RawAnswer {
 trait AnyResolver: Send + Sync {
     fn resolve(&self, batch: &[RsKernel]) -> Result<(Vec<RawAnswer>, Census), ResolveError>;
     fn key(&self, kernel: &RsKernel) -> Result<[u8; 32], ResolveError>;
+    fn uncacheable(&self, kernel: &RsKernel) -> Result<Option<String>, ResolveError>;
     fn family(&self) -> &'static str;
     fn identity(&self) -> String;
     fn describe(&self) -> String;
@@ -169,6 +193,33 @@ where
     }
     fn key(&self, kernel: &RsKernel) -> Result<[u8; 32], ResolveError> {
         RsResolver::key(self, kernel).map(|d| *d.as_bytes())
+    }
+    fn uncacheable(&self, kernel: &RsKernel) -> Result<Option<String>, ResolveError> {
+        // What the resolver's own keying finds uncacheable (it keeps the
+        // reason to itself): the backend's extras, the options' macros, the
+        // text's key form.
+        let source = KernelSource {
+            symbol: &kernel.symbol,
+            text: &kernel.text,
+        };
+        let extras = self
+            .backend()
+            .key_extras(&source, &kernel.options)
+            .map_err(|source| ResolveError::Key {
+                symbol: kernel.symbol.clone(),
+                source,
+            })?;
+        let (from_options, options_uncacheable) = option_macros(&kernel.options);
+        let mut position = (*extras.position_macros).clone();
+        position.extend(from_options);
+        let renamer = Renamer::new(&kernel.canon)
+            .with_macros(extras.macros)
+            .with_position_macros(Arc::new(position));
+        let form = renamer.key_form(kernel.text.as_bytes());
+        Ok(extras
+            .uncacheable
+            .or(options_uncacheable)
+            .or(form.uncacheable))
     }
     fn family(&self) -> &'static str {
         self.backend().family()
@@ -345,7 +396,7 @@ impl Resolver {
     #[new]
     #[pyo3(signature = (backend="cc", *, store=None, split=None, min_kernels=1, threads="rayon",
         device=0, arch=None, ptx=false, compile_only=false, source_dir=None,
-        compilers_dir=None, compiler=None))]
+        compilers_dir=None, compiler=None, default_flags=None, link_flags=None, keys_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -361,7 +412,27 @@ impl Resolver {
         source_dir: Option<PathBuf>,
         compilers_dir: Option<PathBuf>,
         compiler: Option<String>,
+        default_flags: Option<&Bound<'_, PyAny>>,
+        link_flags: Option<&Bound<'_, PyAny>>,
+        keys_only: bool,
     ) -> PyResult<Self> {
+        let cc_only = default_flags.is_some()
+            || link_flags.is_some()
+            || keys_only
+            || compiler.is_some()
+            || source_dir.is_some()
+            || compilers_dir.is_some();
+        if cc_only && backend != "cc" {
+            return Err(PyValueError::new_err(
+                "compiler, source_dir, compilers_dir, default_flags, link_flags and keys_only are cc settings",
+            ));
+        }
+        let default_flags = default_flags
+            .map(|f| names(Some(f), "default_flags"))
+            .transpose()?;
+        let link_flags = link_flags
+            .map(|f| names(Some(f), "link_flags"))
+            .transpose()?;
         let split = match split {
             Some(0) => return Err(PyValueError::new_err("split must be at least 1")),
             Some(max_programs) => Some(Split {
@@ -399,6 +470,15 @@ impl Resolver {
                     }
                     if let Some(d) = &compilers_dir {
                         b = b.identity_cache(d);
+                    }
+                    if let Some(f) = &default_flags {
+                        b = b.default_flags(f);
+                    }
+                    if let Some(f) = &link_flags {
+                        b = b.link_flags(f);
+                    }
+                    if keys_only {
+                        b = b.keys_only();
                     }
                     wrap(b.build()?, store, split, threads)
                 }
@@ -499,6 +579,21 @@ impl Resolver {
             .detach(|| inner.key(&kernel))
             .map_err(|e| resolve_error(py, &e))?;
         Ok(PyBytes::new(py, &key))
+    }
+
+    /// The program key of one kernel and why it can never be cached (a
+    /// `__TIME__` in its text, a header or an option), or None.
+    fn key_info<'py>(
+        &self,
+        py: Python<'py>,
+        kernel: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Option<String>)> {
+        let kernel = kernel_of(kernel)?;
+        let inner = Arc::clone(&self.inner);
+        let (key, why) = py
+            .detach(|| Ok::<_, ResolveError>((inner.key(&kernel)?, inner.uncacheable(&kernel)?)))
+            .map_err(|e| resolve_error(py, &e))?;
+        Ok((PyBytes::new(py, &key), why))
     }
 
     /// Every resolve's census added up, since the resolver was made.

@@ -25,6 +25,7 @@ pub struct CcBuilder {
     pub(super) work_root: Option<PathBuf>,
     pub(super) hooks: Option<Hooks>,
     pub(super) identity_cache: Option<PathBuf>,
+    pub(super) keys_only: bool,
 }
 
 impl CcBuilder {
@@ -111,6 +112,19 @@ impl CcBuilder {
         self
     }
 
+    /// A backend that only keys: for a caller that compiles objects itself
+    /// (`-c`, never linked, as tinygrad does) and keys them here. The link
+    /// line is not probed nor its inputs keyed (a bare-metal `--target`
+    /// links through another driver kcache cannot read), the identity says
+    /// so (its keys never meet a linking backend's), and [`Backend::compile`]
+    /// refuses.
+    ///
+    /// [`Backend::compile`]: crate::backend::Backend::compile
+    pub fn keys_only(mut self) -> Self {
+        self.keys_only = true;
+        self
+    }
+
     /// Finds and identifies the compiler, checks the configured flags, and
     /// creates the work directory.
     pub fn build(self) -> Result<CcBackend, BackendError> {
@@ -191,6 +205,7 @@ impl CcBuilder {
             poisoned: Mutex::new(Default::default()),
             destroyed: std::sync::atomic::AtomicBool::new(false),
             work,
+            keys_only: self.keys_only,
         };
         // The configured flags must pass the same checks as a job's.
         backend.parse_flags(&[])?;

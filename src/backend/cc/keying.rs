@@ -60,6 +60,8 @@ pub(crate) struct Inputs<'a> {
     pub scratch: &'a Path,
     /// The expansion of machine-dependent options, when there are any.
     pub native: Option<Digest>,
+    /// Whether the compile links: its link line's inputs are keyed.
+    pub link: bool,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
@@ -160,14 +162,18 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         watch.push((d.to_path_buf(), StatId::of(d)));
     }
 
-    let link = inputs
-        .compiler
-        .link_inputs(&inputs.flag_list, inputs.source_dir)
-        .map_err(|log| BackendError::Refused {
-            backend: super::FAMILY,
-            input: inputs.flag_list.join(" "),
-            reason: format!("the compiler would not show its link line: {log}"),
-        })?;
+    let link = if inputs.link {
+        inputs
+            .compiler
+            .link_inputs(&inputs.flag_list, inputs.source_dir)
+            .map_err(|log| BackendError::Refused {
+                backend: super::FAMILY,
+                input: inputs.flag_list.join(" "),
+                reason: format!("the compiler would not show its link line: {log}"),
+            })?
+    } else {
+        Default::default()
+    };
     if let Some(l) = link.missing.first() {
         return Err(BackendError::Refused {
             backend: super::FAMILY,

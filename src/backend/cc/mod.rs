@@ -162,6 +162,8 @@ pub struct CcBackend {
     /// one builds and runs nothing more (what it handed out stays valid).
     destroyed: std::sync::atomic::AtomicBool,
     work: PrivateDir,
+    /// Keys only (see [`CcBuilder::keys_only`]).
+    keys_only: bool,
 }
 
 impl std::fmt::Debug for CcBackend {
@@ -224,6 +226,7 @@ impl CcBackend {
             work_root: None,
             hooks: None,
             identity_cache: None,
+            keys_only: false,
         };
         b.compiler(compiler::spec_from_env(std::env::var_os("CC")))
     }
@@ -333,7 +336,7 @@ impl CcBackend {
             })
             .collect();
         let prelude = PartsHasher::new().part(&self.prelude).finish();
-        format!(
+        let mut identity = format!(
             "cc\npath: {}\nreal path: {}\nexecutable blake3: {}\narguments: {:?}\n\
              target: {}\nversion:\n{}\ninclude dirs: {:?}\nenvironment: {:?}\n\
              mandatory flags: {:?}\ndefault flags: {:?}\nlink flags: {:?}\nprelude blake3: {}\n",
@@ -349,7 +352,11 @@ impl CcBackend {
             self.default_flags,
             self.link_flags,
             prelude,
-        )
+        );
+        if self.keys_only {
+            identity.push_str("keys only: no link\n");
+        }
+        identity
     }
 
     /// Every flag of a compile with `options` (but the files), in the order
@@ -402,6 +409,7 @@ impl CcBackend {
             prelude_label: PRELUDE_LABEL,
             scratch: self.work.path(),
             native,
+            link: !self.keys_only,
         })?);
         self.bases
             .lock()
@@ -611,6 +619,15 @@ impl Backend for CcBackend {
 
     fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<CcProgram>, BackendError> {
         self.check_alive()?;
+        if self.keys_only {
+            return Err(BackendError::Refused {
+                backend: FAMILY,
+                input: job.options.join(" "),
+                reason:
+                    "this backend only keys (CcBuilder::keys_only): its keys do not cover a link"
+                        .into(),
+            });
+        }
         let symbols: Vec<&str> = job.kernels.iter().map(|k| k.symbol).collect();
         if let Some(bad) = symbols.iter().find(|s| !is_identifier(s)) {
             return Err(BackendError::Refused {

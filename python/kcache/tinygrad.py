@@ -1,0 +1,195 @@
+"""kcache as tinygrad's compile cache (its CPU device, through clang).
+
+tinygrad keys its own compile cache on the source string alone: a changed
+header, another clang or another meaning of ``-march=native`` hits the old
+object. After :func:`install`, each compile is keyed by kcache's cc
+backend instead (the compiler's identity, every flag, what ``native``
+expands to, every header the source reads, tinygrad's version and its
+compile function), and the objects live in a kcache store. tinygrad still
+compiles every miss itself, with its own command, so what it computes does
+not change.
+
+Names are never canonicalized here: tinygrad's objects carry the kernel's
+own name, so the key is over the text as written.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import _kcache
+
+__all__ = ["Installed", "install", "uninstall", "default_dir"]
+
+_log = logging.getLogger("kcache.tinygrad")
+
+# The first function a kernel defines: tinygrad's renderer names it.
+_FUNCTION = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*\)\s*\{")
+
+
+def _tinygrad_version() -> str:
+    try:
+        return importlib.metadata.version("tinygrad")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def default_dir() -> Path:
+    """``$KCACHE_DIR/tinygrad``, else ``$XDG_CACHE_HOME/kcache/tinygrad``,
+    else ``~/.cache/kcache/tinygrad``."""
+    if d := os.environ.get("KCACHE_DIR"):
+        return Path(d) / "tinygrad"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kcache" / "tinygrad"
+
+
+@dataclass
+class Installed:
+    """kcache's state inside tinygrad: the store, and what it did."""
+
+    store: _kcache.Store
+    compilers_dir: Path | None
+    hits: int = 0
+    misses: int = 0
+    compiles: int = 0
+    uncached: int = 0
+    _resolvers: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _warned: bool = False
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "compiles": self.compiles,
+            "uncached": self.uncached,
+        }
+
+    def _resolver(self, cc: str, cwd: str) -> _kcache.Resolver:
+        with self._lock:
+            r = self._resolvers.get((cc, cwd))
+            if r is None:
+                dirs = {} if self.compilers_dir is None else {"compilers_dir": os.fspath(self.compilers_dir)}
+                # Keys only: tinygrad compiles (-c, no link) with its own
+                # command; kcache's cc backend sees the same compiler, flags,
+                # search path and headers.
+                r = _kcache.Resolver(
+                    "cc", compiler=cc, source_dir=cwd, default_flags=[], link_flags=[], keys_only=True, **dirs
+                )
+                self._resolvers[(cc, cwd)] = r
+            return r
+
+    def _note(self, what: str, e: Exception) -> None:
+        level = logging.DEBUG if self._warned else logging.WARNING
+        self._warned = True
+        _log.log(level, "kcache: %s (%s); compiling without the cache", what, e)
+
+    def key(self, compiler, src: str) -> bytes | None:
+        """The store key of ``src`` under ``compiler``, or None when kcache
+        cannot key it (then it is compiled every time, never stored)."""
+        from tinygrad.helpers import getenv  # noqa: PLC0415
+
+        cc = getenv("CC", "clang")
+        # The flags of tinygrad 0.14's ClangCompiler.compile but its
+        # input/output ones (-c -x c - -o -); the compile function's own
+        # source below covers any change to them.
+        flags = [
+            "-O2", "-fPIC", "-ffreestanding", "-fno-math-errno", "-nostdlib", "-fno-ident",
+            f"--target={compiler.arch}-none-unknown-elf", *compiler.args,
+        ]  # fmt: skip
+        m = _FUNCTION.search(src)
+        symbol = m.group(1) if m else "kernel"
+        try:
+            resolver = self._resolver(cc, os.getcwd())
+            key, why = resolver.key_info(_kcache.Kernel(src, symbol, options=flags, exact=True))
+        except (_kcache.KcacheError, OSError) as e:
+            self._note(f"cannot key a {type(compiler).__name__} compile", e)
+            return None
+        if why is not None:
+            return None
+        try:
+            compile_source = inspect.getsource(type(compiler).compile)
+        except (OSError, TypeError):
+            return None
+        digest = _kcache.digest_parts(
+            [b"kcache-tinygrad", b"1", type(compiler).__qualname__, _tinygrad_version(), compile_source, key]
+        )
+        return bytes.fromhex(digest)
+
+    def compile_cached(self, compiler, src: str) -> bytes:
+        key = self.key(compiler, src)
+        if key is None:
+            self.uncached += 1
+            self.compiles += 1
+            return compiler.compile(src)
+        try:
+            lib = self.store.get(key)
+        except _kcache.StoreError as e:
+            self._note("the store could not be read", e)
+            lib = None
+        if lib is not None:
+            self.hits += 1
+            return lib
+        self.misses += 1
+        self.compiles += 1
+        lib = compiler.compile(src)
+        try:
+            self.store.put(key, lib)
+        except _kcache.StoreError as e:
+            self._note("the store could not be written", e)
+        return lib
+
+
+_installed: Installed | None = None
+_original = None
+
+
+def install(store: _kcache.Store | None = None, *, compilers_dir: str | os.PathLike[str] | None = None) -> Installed:
+    """Makes kcache tinygrad's compile cache for clang (its CPU device).
+
+    ``store`` defaults to a :class:`kcache.FileStore` under
+    :func:`default_dir`; ``compilers_dir`` keeps the compiler probes across
+    processes (default: beside it). Installing again replaces the store.
+    """
+    global _installed, _original
+    from tinygrad.runtime.support.compiler_cpu import ClangCompiler  # noqa: PLC0415
+
+    if store is None:
+        root = default_dir()
+        store = _kcache.FileStore(os.fspath(root / "objects"))
+        if compilers_dir is None:
+            compilers_dir = root / "compilers"
+    elif not isinstance(store, _kcache.Store):
+        raise TypeError(f"store must be a kcache.Store, not {type(store).__name__}")
+    state = Installed(store=store, compilers_dir=Path(compilers_dir) if compilers_dir is not None else None)
+    if _installed is None:
+        _original = ClangCompiler.__dict__.get("compile_cached")
+
+        def compile_cached(self, src: str) -> bytes:
+            return _installed.compile_cached(self, src)
+
+        ClangCompiler.compile_cached = compile_cached
+    _installed = state
+    return state
+
+
+def uninstall() -> None:
+    """Gives tinygrad its own compile cache back."""
+    global _installed, _original
+    from tinygrad.runtime.support.compiler_cpu import ClangCompiler  # noqa: PLC0415
+
+    if _installed is None:
+        return
+    if _original is None:
+        del ClangCompiler.compile_cached
+    else:
+        ClangCompiler.compile_cached = _original
+    _installed = None
+    _original = None
