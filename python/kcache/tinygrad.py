@@ -76,12 +76,17 @@ class Installed:
         with self._lock:
             r = self._resolvers.get((cc, cwd))
             if r is None:
-                dirs = {} if self.compilers_dir is None else {"compilers_dir": os.fspath(self.compilers_dir)}
                 # Keys only: tinygrad compiles (-c, no link) with its own
                 # command; kcache's cc backend sees the same compiler, flags,
                 # search path and headers.
                 r = _kcache.Resolver(
-                    "cc", compiler=cc, source_dir=cwd, default_flags=[], link_flags=[], keys_only=True, **dirs
+                    "cc",
+                    compiler=cc,
+                    source_dir=cwd,
+                    compilers_dir=self.compilers_dir,
+                    default_flags=[],
+                    link_flags=[],
+                    keys_only=True,
                 )
                 self._resolvers[(cc, cwd)] = r
             return r
@@ -173,9 +178,10 @@ def install(store: _kcache.Store | None = None, *, compilers_dir: str | os.PathL
         _original = ClangCompiler.__dict__.get("compile_cached")
 
         def compile_cached(self, src: str) -> bytes:
+            assert _installed is not None  # uninstall() removes this method first
             return _installed.compile_cached(self, src)
 
-        ClangCompiler.compile_cached = compile_cached
+        ClangCompiler.compile_cached = compile_cached  # type: ignore[method-assign]
     _installed = state
     return state
 
@@ -190,6 +196,6 @@ def uninstall() -> None:
     if _original is None:
         del ClangCompiler.compile_cached
     else:
-        ClangCompiler.compile_cached = _original
+        ClangCompiler.compile_cached = _original  # type: ignore[method-assign]
     _installed = None
     _original = None
