@@ -121,8 +121,9 @@ class ProgramCache(ProgramCacheResource):
         return data
 
     def get(self, key: object, default: bytes | None = None) -> bytes | None:
-        # One store call: no KeyError raised and caught on a miss.
-        k = _as_key_bytes(key)
+        # One store call: no KeyError raised and caught on a miss (and
+        # cuda-core's own keys, bytes, skip the coercion).
+        k = key if type(key) is bytes else _as_key_bytes(key)
         try:
             data = self._store.get(k)
         except _kcache.StoreError as e:

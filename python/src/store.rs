@@ -59,6 +59,21 @@ fn max_bytes(max_bytes: Option<u64>) -> PyResult<u64> {
 #[pyclass(subclass, frozen, module = "kcache")]
 pub struct Store {
     pub inner: Arc<dyn RsStore>,
+    /// Whether calls release the GIL: a persistent store does I/O; for the
+    /// in-memory one, releasing and taking back the GIL would cost more
+    /// than the lookup.
+    pub detach: bool,
+}
+
+impl Store {
+    fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&dyn RsStore) -> T + Send) -> T {
+        let inner = &*self.inner;
+        if self.detach {
+            py.detach(|| f(inner))
+        } else {
+            f(inner)
+        }
+    }
 }
 
 #[pymethods]
@@ -70,8 +85,9 @@ impl Store {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let key = key_bytes(key)?;
-        let inner = Arc::clone(&self.inner);
-        let value = py.detach(|| inner.get(&key)).map_err(|e| store_error(&e))?;
+        let value = self
+            .run(py, |inner| inner.get(&key))
+            .map_err(|e| store_error(&e))?;
         Ok(value.map(|v| PyBytes::new(py, &v)))
     }
 
@@ -84,40 +100,39 @@ impl Store {
     ) -> PyResult<()> {
         let key = key_bytes(key)?;
         let value = value_bytes(value)?;
-        let inner = Arc::clone(&self.inner);
-        py.detach(|| inner.put(&key, &value))
+        self.run(py, |inner| inner.put(&key, &value))
             .map_err(|e| store_error(&e))
     }
 
     /// Removes `key`; whether it was there.
     fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = key_bytes(key)?;
-        let inner = Arc::clone(&self.inner);
-        py.detach(|| inner.remove(&key))
+        self.run(py, |inner| inner.remove(&key))
             .map_err(|e| store_error(&e))
     }
 
     /// Removes every entry.
     fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        let inner = Arc::clone(&self.inner);
-        py.detach(|| inner.clear()).map_err(|e| store_error(&e))
+        self.run(py, |inner| inner.clear())
+            .map_err(|e| store_error(&e))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        let inner = Arc::clone(&self.inner);
-        py.detach(|| inner.len()).map_err(|e| store_error(&e))
+        self.run(py, |inner| inner.len())
+            .map_err(|e| store_error(&e))
     }
 
     /// Writes out what the store buffers.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        let inner = Arc::clone(&self.inner);
-        py.detach(|| inner.flush()).map_err(|e| store_error(&e))
+        self.run(py, |inner| inner.flush())
+            .map_err(|e| store_error(&e))
     }
 
     /// Entries, bytes, hits, misses, evictions, errors, corrupt.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let inner = Arc::clone(&self.inner);
-        let s = py.detach(|| inner.stats()).map_err(|e| store_error(&e))?;
+        let s = self
+            .run(py, |inner| inner.stats())
+            .map_err(|e| store_error(&e))?;
         let d = PyDict::new(py);
         d.set_item("entries", s.entries)?;
         d.set_item("bytes", s.bytes)?;
@@ -131,8 +146,9 @@ impl Store {
 
     /// Checks every entry, removing corrupt ones: (checked, [reasons]).
     fn verify(&self, py: Python<'_>) -> PyResult<(u64, Vec<String>)> {
-        let inner = Arc::clone(&self.inner);
-        let r = py.detach(|| inner.verify()).map_err(|e| store_error(&e))?;
+        let r = self
+            .run(py, |inner| inner.verify())
+            .map_err(|e| store_error(&e))?;
         let corrupt = r
             .corrupt
             .into_iter()
@@ -143,9 +159,8 @@ impl Store {
 
     /// Evicts least recently used entries down to `max_bytes`; how many.
     fn prune(&self, py: Python<'_>, max_bytes: u64) -> PyResult<u64> {
-        let inner = Arc::clone(&self.inner);
-        let r = py
-            .detach(|| inner.prune(max_bytes))
+        let r = self
+            .run(py, |inner| inner.prune(max_bytes))
             .map_err(|e| store_error(&e))?;
         Ok(r.removed)
     }
@@ -171,6 +186,7 @@ impl MemoryStore {
         let store = RsMemory::new(self::max_bytes(max_bytes)?);
         Ok(PyClassInitializer::from(Store {
             inner: Arc::new(store),
+            detach: false,
         })
         .add_subclass(MemoryStore))
     }
@@ -198,6 +214,7 @@ impl FileStore {
             .map_err(|e| store_error(&e))?;
         Ok(PyClassInitializer::from(Store {
             inner: Arc::new(store),
+            detach: true,
         })
         .add_subclass(FileStore))
     }
@@ -225,6 +242,7 @@ impl SqliteStore {
             .map_err(|e| store_error(&e))?;
         Ok(PyClassInitializer::from(Store {
             inner: Arc::new(store),
+            detach: true,
         })
         .add_subclass(SqliteStore))
     }
