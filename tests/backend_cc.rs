@@ -1802,3 +1802,15 @@ fn the_cli_keeps_the_identity_and_a_pinned_variable_probes_again() {
     cli_compile(&l.compiler, &store, &[("SOURCE_DATE_EPOCH", "1")]);
     assert_eq!(l.version_probes(), 2);
 }
+
+#[test]
+fn a_keys_only_backend_keys_with_an_identity_of_its_own_and_refuses_to_compile() {
+    let hooks = Hooks::new();
+    let full = need!(backend_with(&hooks, |b| b));
+    let keys = need!(backend_with(&hooks, |b| b.keys_only()));
+    assert_ne!(keys.identity(), full.identity());
+    let extras = keys.key_extras(&k("saxpy", SAXPY), &[]).unwrap();
+    assert!(extras.uncacheable.is_none());
+    let err = compile(&keys, &[k("saxpy", SAXPY)], &[]).err().unwrap();
+    assert!(matches!(err, BackendError::Refused { .. }), "{err}");
+}
