@@ -17,10 +17,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::compiler::resolve_link_line;
 use super::includes::memo::{self, StatId, Validation};
 use super::includes::{self, Closure, Define, Search};
 use super::macros;
 use super::options::Flags;
+use super::probe_cache;
 use crate::backend::BackendError;
 use crate::key::{Digest, PartsHasher};
 
@@ -70,6 +72,21 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
     }
 }
 
+/// Runs the `-dM -MD` probe: the listing and the files it read, or why
+/// there are none (an `Err` only when no scratch file can be made).
+fn predefined(inputs: &Inputs<'_>) -> Result<Result<(String, Vec<PathBuf>), String>, BackendError> {
+    let deps = tempfile::Builder::new()
+        .prefix(".deps-")
+        .tempfile_in(inputs.scratch)
+        .map_err(io(inputs.scratch))?;
+    Ok(inputs.compiler.predefined(
+        &inputs.flag_list,
+        inputs.source_dir,
+        inputs.prelude,
+        deps.path(),
+    ))
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -116,26 +133,40 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     }
     let mut watch: Vec<(PathBuf, Option<StatId>)> = Vec::new();
 
-    // The compiler's own account of the preprocessing before the kernels.
-    let deps = tempfile::Builder::new()
-        .prefix(".deps-")
-        .tempfile_in(inputs.scratch)
-        .map_err(io(inputs.scratch))?;
-    match inputs.compiler.predefined(
-        &inputs.flag_list,
-        inputs.source_dir,
-        inputs.prelude,
-        deps.path(),
-    ) {
+    // The compiler's own account of the preprocessing before the kernels,
+    // and its link line: kept across processes where that is sound.
+    let asked = probe_cache::Asked {
+        flag_list: &inputs.flag_list,
+        flags: &inputs.flags,
+        cwd: inputs.source_dir,
+        prelude: inputs.prelude,
+        scanned: &[forced.digest, prelude.closure.digest],
+    };
+    let mut session = probe_cache::Session::open(inputs.compiler, &asked);
+    let (predefined, link_line, kept) = match session.answers() {
+        Some(a) => (
+            Ok((a.listing.clone(), a.read.clone())),
+            Ok(a.link_line.clone()),
+            true,
+        ),
+        None => (
+            predefined(&inputs)?,
+            inputs
+                .compiler
+                .link_line(&inputs.flag_list, inputs.source_dir),
+            false,
+        ),
+    };
+    match &predefined {
         Ok((listing, read)) => {
-            defines.extend(macros::parse_dm(&listing));
+            defines.extend(macros::parse_dm(listing));
             for path in read {
-                let c = canonical(&path);
+                let c = canonical(path);
                 if files.contains(&c) {
                     continue;
                 }
                 // Read on the compiler's own account (`stdc-predef.h`).
-                let (info, id) = memo::read(&path).map_err(io(&path))?;
+                let (info, id) = memo::read(path).map_err(io(path))?;
                 h.part("implicit")
                     .part(path.as_os_str().as_encoded_bytes())
                     .part(&info.contents);
@@ -145,7 +176,7 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
                 if let Some(m) = includes::time_macro(&info.contents) {
                     uncacheable.get_or_insert(format!("{} uses {m}", path.display()));
                 }
-                watch.push((path, Some(id)));
+                watch.push((path.clone(), Some(id)));
                 files.push(c);
             }
         }
@@ -160,14 +191,12 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         watch.push((d.to_path_buf(), StatId::of(d)));
     }
 
-    let link = inputs
-        .compiler
-        .link_inputs(&inputs.flag_list, inputs.source_dir)
-        .map_err(|log| BackendError::Refused {
-            backend: super::FAMILY,
-            input: inputs.flag_list.join(" "),
-            reason: format!("the compiler would not show its link line: {log}"),
-        })?;
+    let line = link_line.map_err(|log| BackendError::Refused {
+        backend: super::FAMILY,
+        input: inputs.flag_list.join(" "),
+        reason: format!("the compiler would not show its link line: {log}"),
+    })?;
+    let link = resolve_link_line(&line, inputs.source_dir);
     if let Some(l) = link.missing.first() {
         return Err(BackendError::Refused {
             backend: super::FAMILY,
@@ -182,12 +211,21 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     while i < linked.len() {
         let path = linked[i].clone();
         i += 1;
-        let (d, id) = memo::digest(&path).map_err(io(&path))?;
+        let (d, id) = session.digest(&path).map_err(io(&path))?;
         h.part("link")
             .part(path.as_os_str().as_encoded_bytes())
             .part(d.as_bytes());
         watch.push((path.clone(), Some(id)));
         linked.extend(ld_script_inputs(&path));
+    }
+    if let (false, Ok((listing, read))) = (kept, predefined) {
+        let answers = probe_cache::Answers {
+            listing,
+            read,
+            link_line: line,
+        };
+        let bracket: Vec<PathBuf> = search.bracket_dirs().map(Path::to_path_buf).collect();
+        session.save(inputs.compiler, &asked, &answers, &bracket);
     }
 
     Ok(Base {
