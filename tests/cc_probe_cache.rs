@@ -54,7 +54,7 @@ case " $* " in
   for d in "$R/lib1" "$R/lib2"; do [ -f "$d/crti.o" ] && {{ crt="$d/crti.o"; break; }}; done
   extra=""
   [ -f "$R/lib2/specs" ] && extra=$(cat "$R/lib2/specs")
-  echo " \"$R/prog/collect2\" \"-o\" \"/dev/null\" \"$crt\" $extra \"-L$R/lib1\" \"-L$R/lib2\"" >&2
+  echo " \"$R/prog/collect2\" \"-o\" \"/dev/null\" \"$crt\" $extra \"-L$R/lib1\" \"-L$R/lib2\" \"-lfoo\"" >&2
   exit 0 ;;
 *" -dM "*)
   mf=""; prev=""
@@ -94,6 +94,11 @@ impl Fake {
         fs::write(
             root.join("lib2/specs"),
             format!("{}", root.join("lib2/one.o").display()),
+        )
+        .unwrap();
+        fs::write(
+            root.join("lib2/libfoo.so"),
+            format!("GROUP ( {} )\n", root.join("lib2/one.o").display()),
         )
         .unwrap();
         fs::write(root.join("prog/collect2"), "collect2").unwrap();
@@ -208,6 +213,26 @@ fn a_specs_file_edited_in_place_probes_again() {
         .unwrap();
     let after = f.extras(&[]);
     assert_eq!(f.runs("-###"), 2, "the edited specs file was not noticed");
+    assert_ne!(before.digests, after.digests);
+}
+
+#[test]
+fn an_ld_script_edited_in_place_changes_the_key() {
+    let f = Fake::new();
+    let before = f.extras(&[]);
+    // The script now names another object: the kept list of what the link
+    // reads must not be used.
+    let script = f.path("lib2/libfoo.so");
+    let text = fs::read_to_string(&script)
+        .unwrap()
+        .replace("one.o", "two.o");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&script)
+        .and_then(|mut h| std::io::Write::write_all(&mut h, text.as_bytes()))
+        .unwrap();
+    let after = f.extras(&[]);
+    assert_eq!(f.runs("-###"), 2, "the edited script was not noticed");
     assert_ne!(before.digests, after.digests);
 }
 

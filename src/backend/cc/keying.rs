@@ -143,19 +143,13 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         scanned: &[forced.digest, prelude.closure.digest],
     };
     let mut session = probe_cache::Session::open(inputs.compiler, &asked);
-    let (predefined, link_line, kept) = match session.answers() {
+    let (predefined, link, kept) = match session.answers() {
         Some(a) => (
             Ok((a.listing.clone(), a.read.clone())),
-            Ok(a.link_line.clone()),
+            (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
             true,
         ),
-        None => (
-            predefined(&inputs)?,
-            inputs
-                .compiler
-                .link_line(&inputs.flag_list, inputs.source_dir),
-            false,
-        ),
+        None => (predefined(&inputs)?, link_plan(&inputs)?, false),
     };
     match &predefined {
         Ok((listing, read)) => {
@@ -191,38 +185,21 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         watch.push((d.to_path_buf(), StatId::of(d)));
     }
 
-    let line = link_line.map_err(|log| BackendError::Refused {
-        backend: super::FAMILY,
-        input: inputs.flag_list.join(" "),
-        reason: format!("the compiler would not show its link line: {log}"),
-    })?;
-    let link = resolve_link_line(&line, inputs.source_dir);
-    if let Some(l) = link.missing.first() {
-        return Err(BackendError::Refused {
-            backend: super::FAMILY,
-            input: l.clone(),
-            reason: "names a library kcache cannot find in the link line's -L directories, \
-                     so it cannot key its contents"
-                .into(),
-        });
-    }
-    let mut linked = link.files;
-    let mut i = 0;
-    while i < linked.len() {
-        let path = linked[i].clone();
-        i += 1;
-        let (d, id) = session.digest(&path).map_err(io(&path))?;
+    let (line, linked, unlinked) = link;
+    for path in &linked {
+        let (d, id) = session.digest(path).map_err(io(path))?;
         h.part("link")
             .part(path.as_os_str().as_encoded_bytes())
             .part(d.as_bytes());
         watch.push((path.clone(), Some(id)));
-        linked.extend(ld_script_inputs(&path));
     }
     if let (false, Ok((listing, read))) = (kept, predefined) {
         let answers = probe_cache::Answers {
             listing,
             read,
             link_line: line,
+            linked,
+            unlinked,
         };
         let bracket: Vec<PathBuf> = search.bracket_dirs().map(Path::to_path_buf).collect();
         session.save(inputs.compiler, &asked, &answers, &bracket);
@@ -268,7 +245,48 @@ pub(crate) fn unkeyed_read(
     })
 }
 
-/// The absolute files a GNU ld script (`libc.so` on glibc) names, or none
+/// The link line's words, what the link reads, what ld scripts name that
+/// is absent.
+type LinkPlan = (Vec<String>, Vec<PathBuf>, Vec<PathBuf>);
+
+/// What the link reads, from the driver's link line: the line, every file
+/// it names or a `-l` resolves to and every file a GNU ld script among them
+/// names, in the order they are digested, and the files a script names
+/// that are absent. A `-l` no directory holds is refused.
+fn link_plan(inputs: &Inputs<'_>) -> Result<LinkPlan, BackendError> {
+    let line = inputs
+        .compiler
+        .link_line(&inputs.flag_list, inputs.source_dir)
+        .map_err(|log| BackendError::Refused {
+            backend: super::FAMILY,
+            input: inputs.flag_list.join(" "),
+            reason: format!("the compiler would not show its link line: {log}"),
+        })?;
+    let link = resolve_link_line(&line, inputs.source_dir);
+    if let Some(l) = link.missing.first() {
+        return Err(BackendError::Refused {
+            backend: super::FAMILY,
+            input: l.clone(),
+            reason: "names a library kcache cannot find in the link line's -L directories, \
+                     so it cannot key its contents"
+                .into(),
+        });
+    }
+    let mut linked = link.files;
+    let mut absent = Vec::new();
+    let mut i = 0;
+    while i < linked.len() {
+        let named = ld_script_inputs(&linked[i]);
+        i += 1;
+        let (present, gone): (Vec<PathBuf>, Vec<PathBuf>) =
+            named.into_iter().partition(|p| p.is_file());
+        linked.extend(present);
+        absent.extend(gone);
+    }
+    Ok((line, linked, absent))
+}
+
+/// The absolute paths a GNU ld script (`libc.so` on glibc) names, or none
 /// for a real library.
 fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
     let Ok(meta) = std::fs::metadata(path) else {
@@ -287,6 +305,5 @@ fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
         .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
         .filter(|w| w.starts_with('/') && !w.starts_with("/*"))
         .map(PathBuf::from)
-        .filter(|p| p.is_file())
         .collect()
 }

@@ -48,7 +48,7 @@ use super::options::Flags;
 use crate::key::{Digest, PartsHasher};
 
 /// The file format; a file of another version is ignored.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What the driver runs or reads from its program directories.
 const PROGRAMS: &[&str] = &[
@@ -80,6 +80,11 @@ pub(crate) struct Answers {
     pub read: Vec<PathBuf>,
     /// The link line `-###` showed, split into words.
     pub link_line: Vec<String>,
+    /// What the link reads, resolved from the line (libraries found in its
+    /// `-L` directories, the files ld scripts name), in digest order.
+    pub linked: Vec<PathBuf>,
+    /// Files an ld script names that are absent.
+    pub unlinked: Vec<PathBuf>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -129,12 +134,13 @@ impl Session {
         self.kept.as_ref().map(|f| &f.answers)
     }
 
-    /// `path`'s contents digest and identity: the kept one while the stat
-    /// is unchanged and old enough, else read (and memoized in-process).
+    /// `path`'s contents digest and identity: the kept one (every linked
+    /// file is watched, so a kept file's stats were checked on load), else
+    /// read (and memoized in-process).
     pub(crate) fn digest(&mut self, path: &Path) -> std::io::Result<(Digest, StatId)> {
         let kept = self.kept.as_ref().and_then(|f| {
             let (_, id, d) = f.digests.iter().find(|(p, _, _)| p == path)?;
-            (StatId::of(path) == Some(*id) && !id.is_recent()).then_some((Digest(*d), *id))
+            Some((Digest(*d), *id))
         });
         let (d, id) = match kept {
             Some(k) => k,
@@ -165,8 +171,15 @@ impl Session {
         };
         let watch = watch_list(&lists, answers, include_dirs, asked.cwd);
         let fresh = |id: &Option<StatId>| !id.is_some_and(|i| i.is_recent());
+        // A kept digest is trusted on its file's watched stat: the file must
+        // not have changed between its digest and the watch.
+        let unchanged =
+            |p: &PathBuf, id: &StatId| watch.iter().any(|(w, wid)| w == p && *wid == Some(*id));
         if !watch.iter().all(|(_, id)| fresh(id))
-            || !self.digested.iter().all(|(_, id, _)| fresh(&Some(*id)))
+            || !self
+                .digested
+                .iter()
+                .all(|(p, id, _)| fresh(&Some(*id)) && unchanged(p, id))
         {
             return;
         }
@@ -379,6 +392,10 @@ fn watch_list(
             w.dir(&cwd.join(value));
         }
     }
+    // The plan's own inputs: an edited ld script names other files.
+    for file in answers.linked.iter().chain(&answers.unlinked) {
+        w.path(file);
+    }
     for file in &answers.read {
         w.path(file);
         // Found under one include directory: the same name under every
@@ -513,6 +530,8 @@ mod tests {
             listing: String::new(),
             read: vec![],
             link_line: vec![],
+            linked: vec![],
+            unlinked: vec![],
         };
         let w = watch_list(&lists, &answers, &[], Path::new("/"));
         assert!(w.contains(&(absent, None)));
