@@ -11,10 +11,17 @@
 //! again: the cache only ever saves work, it is never an error.
 //!
 //! A script (a file starting `#!`, such as a wrapper) may read any
-//! variable, so its key covers the whole environment.
+//! variable, so its key covers the whole environment (but for a few
+//! variables no driver reads that change on every launch: see
+//! [`environment`]).
 //!
-//! What the driver execs (`cc1`, `collect2`) is not stat'ed: finding them
-//! costs a process. A compiler upgraded in place changes the driver too.
+//! The executable's digest itself is kept too (`exe-<digest of its path>`),
+//! with the stat it was taken under: a driver is a megabyte or more, read
+//! again only when its stat changes or is too recent to be trusted.
+//!
+//! What the driver execs (`cc1`, `collect2`) is not stat'ed here: finding
+//! them costs a process. A compiler upgraded in place changes the driver
+//! too; the base's kept answers (`probe_cache.rs`) do stat them.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::{Read as _, Write as _};

@@ -12,7 +12,10 @@
 //! `stdc-predef.h` too); `-###` shows the link line, whose objects,
 //! archives and `-l` libraries (resolved in its `-L` directories as the
 //! linker does) are digested by content, a GNU ld script with the files it
-//! names. A `-l` no directory holds is refused.
+//! names. A `-l` no directory holds is refused. With a cache directory the
+//! two answers and what the link reads are kept across processes where
+//! that is sound (see `probe_cache.rs`); the contents digests are then
+//! trusted on the files' stats.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
