@@ -3,9 +3,9 @@
 //! answers depend on which files exist where, as a real driver's do: a
 //! second backend runs no probe, and every change that could change an
 //! answer (a startfile or header appearing in an earlier directory, a
-//! `specs` file edited in place, a driver part edited, the compiler
-//! replaced) probes again and changes the key; options the cache cannot
-//! validate probe every time or are refused.
+//! `specs` file, ld script or Clang configuration file edited in place, a
+//! driver part edited, the compiler replaced) probes again and changes the
+//! key; options the cache cannot validate probe every time or are refused.
 #![cfg(unix)]
 
 use std::fs;
@@ -103,6 +103,7 @@ impl Fake {
         .unwrap();
         fs::write(root.join("prog/collect2"), "collect2").unwrap();
         fs::write(root.join("prog/cc1"), "cc1 version one").unwrap();
+        fs::write(root.join("prog/x86_64-fake-clang.cfg"), "-O1\n").unwrap();
         fs::write(root.join("inc2/stdc-predef.h"), "#define FAKE_PREDEF 2\n").unwrap();
         let log = logs.path().join("runs.log");
         let compiler = root.join("bin/fcc");
@@ -249,6 +250,24 @@ fn a_driver_part_edited_in_place_probes_again() {
         .unwrap();
     f.extras(&[]);
     assert_eq!(f.runs("-dM"), 2, "the edited cc1 was not noticed");
+}
+
+#[test]
+fn a_configuration_file_edited_in_place_probes_again() {
+    let f = Fake::new();
+    f.extras(&[]);
+    let cfg = f.path("prog/x86_64-fake-clang.cfg");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&cfg)
+        .and_then(|mut h| std::io::Write::write_all(&mut h, b"-O3\n"))
+        .unwrap();
+    f.extras(&[]);
+    assert_eq!(
+        f.runs("-dM"),
+        2,
+        "the edited configuration file was not noticed"
+    );
 }
 
 #[test]

@@ -18,14 +18,17 @@
 //! chain, with their real ancestors up to [`ANCESTORS`] levels (a
 //! directory's times change when an entry appears, goes or is renamed in
 //! it, so a startfile, `specs` file or header appearing in an earlier
-//! directory, or a newer installation beside the one in use, shows); the parts the driver
-//! would run or read in those directories (`cc1`, `collect2`, `ld`, `as`,
-//! `lto-wrapper`, the LTO plugin, `specs`); every path the link line names;
+//! directory, or a newer installation beside the one in use, shows); the
+//! parts the driver would run or read in those directories (`cc1`,
+//! `collect2`, `ld`, `as`, `lto-wrapper`, the LTO plugin, `specs`, Clang's
+//! `*.cfg` files); every path the link line names; what the link reads (the
+//! libraries its `-l` options resolve to, the files an ld script names);
 //! every file the `-MD` report lists, and for each one the compiler found
 //! on its own (`stdc-predef.h`) the same name under every other include
 //! directory. A kept answer is used only while every one of those stats is
 //! unchanged and older than [`memo`]'s "too recent" window; the link
-//! inputs' content digests are kept with their stat the same way.
+//! inputs' content digests are kept with the stat they were taken under,
+//! which must be the watched one.
 //!
 //! # When nothing is kept
 //!
@@ -371,6 +374,15 @@ fn watch_list(
                 if StatId::of(&part).is_some() {
                     w.path(&part);
                 }
+            }
+        }
+    }
+    // Clang reads configuration files (`clang.cfg`, `<triple>-clang.cfg`)
+    // from its own directory: every one there is watched.
+    for d in &lists.programs {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if e.file_name().as_bytes().ends_with(b".cfg") {
+                w.path(&e.path());
             }
         }
     }
