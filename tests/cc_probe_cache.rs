@@ -313,3 +313,52 @@ fn options_naming_other_driver_directories_are_refused() {
     }
     assert_eq!(f.runs("-dM"), 0);
 }
+
+/// The system compiler, when one runs here (`KCACHE_TEST_REQUIRE=cc`
+/// makes its absence a failure).
+fn system_backend(cache: &Path, prelude: &str) -> Option<CcBackend> {
+    let required =
+        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
+    match CcBackend::builder()
+        .hooks(&Hooks::new())
+        .identity_cache(cache)
+        .prelude(prelude)
+        .build()
+    {
+        Ok(b) => Some(b),
+        Err(e @ BackendError::Unavailable { .. }) if !required => {
+            eprintln!("skipping: no C compiler: {e}");
+            None
+        }
+        Err(e) => panic!("building the backend failed: {e}"),
+    }
+}
+
+#[test]
+fn kept_answers_give_the_key_fresh_probes_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("compilers");
+    let options: Vec<String> = ["-O3", "-DN=4", "-lm"].map(String::from).to_vec();
+    for prelude in ["", "#include <math.h>\n"] {
+        let Some(fresh) = system_backend(&cache, prelude) else {
+            return;
+        };
+        let first = fresh.key_extras(&KERNEL, &options).unwrap();
+        // A new backend answers from the kept file where the stats allow,
+        // else probes again: the key is the same either way.
+        let again = system_backend(&cache, prelude).unwrap();
+        let second = again.key_extras(&KERNEL, &options).unwrap();
+        assert_eq!(first.digests, second.digests, "prelude {prelude:?}");
+        assert_eq!(first.macros, second.macros, "prelude {prelude:?}");
+        assert_eq!(first.position_macros, second.position_macros);
+        // And without any kept file.
+        let uncached = CcBackend::builder().hooks(&Hooks::new()).prelude(prelude);
+        let third = uncached
+            .build()
+            .unwrap()
+            .key_extras(&KERNEL, &options)
+            .unwrap();
+        assert_eq!(first.digests, third.digests, "prelude {prelude:?}");
+        assert_eq!(first.macros, third.macros, "prelude {prelude:?}");
+    }
+}
