@@ -1,7 +1,23 @@
 //! The `kcache` command line: see `kcache --help`.
+//!
+//! The C `main` is the entry point, not Rust's: std's runtime set-up
+//! (reading `/proc/self/maps` to place the main thread's stack guard, the
+//! stack-overflow signal handler, ignoring `SIGPIPE`, which the CLI undoes
+//! anyway) costs a short command more than the rest of its start-up, and
+//! on Linux std still captures the arguments and environment without it.
+//! A stack overflow then dies of `SIGSEGV` without std's message.
+#![no_main]
 
 mod cli;
 
-fn main() -> std::process::ExitCode {
-    cli::main()
+#[unsafe(no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    let code = cli::main();
+    // `ExitCode` has no accessor for its value; the CLI's are u8 codes.
+    (0..=u8::MAX)
+        .find(|&c| std::process::ExitCode::from(c) == code)
+        .map_or(1, std::ffi::c_int::from)
 }

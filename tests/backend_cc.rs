@@ -1635,6 +1635,16 @@ impl Logged {
             .count()
     }
 
+    /// The kept identity files (not the executable's digest, kept beside
+    /// them once the executable is old enough to be trusted by its stat).
+    fn identity_files(&self) -> Vec<std::path::PathBuf> {
+        fs::read_dir(&self.cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("exe-"))
+            .collect()
+    }
+
     fn runs(&self) -> usize {
         fs::read_to_string(&self.log)
             .unwrap_or_default()
@@ -1672,8 +1682,12 @@ fn the_identity_cache_is_private() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    assert_eq!(mode(&files[0]), 0o600);
+    // The identity, and the executable's digest once it is old enough to
+    // be kept by its stat.
+    assert_eq!(l.identity_files().len(), 1, "{files:?}");
+    for f in &files {
+        assert_eq!(mode(f), 0o600, "{}", f.display());
+    }
 }
 
 #[cfg(unix)]
@@ -1701,10 +1715,7 @@ fn touching_the_compiler_probes_again() {
 fn a_damaged_identity_cache_file_is_ignored() {
     let l = need!(Logged::new());
     let first = l.build();
-    let files: Vec<_> = fs::read_dir(&l.cache)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let files = l.identity_files();
     assert_eq!(files.len(), 1);
     for damage in [&b"{not json"[..], b"", b"{\"format\":999}"] {
         fs::write(&files[0], damage).unwrap();
@@ -1726,12 +1737,7 @@ fn a_damaged_identity_cache_file_is_ignored() {
 fn an_include_directory_changed_since_the_probe_probes_again() {
     let l = need!(Logged::new());
     l.build();
-    let file = fs::read_dir(&l.cache)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = l.identity_files().remove(0);
     // Point the cached search list at a directory that then changes.
     let text = fs::read_to_string(&file).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();

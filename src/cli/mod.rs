@@ -141,13 +141,20 @@ fn restore_sigpipe() {
 /// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings); in colour
 /// only on a terminal, and never when `NO_COLOR` is set.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(colour())
-        .try_init();
+        .with_ansi(colour());
+    // Without KCACHE_LOG a level is the whole filter: no directive parsing
+    // or per-callsite filter state on every start.
+    let _ = match std::env::var_os("KCACHE_LOG") {
+        None => builder.with_max_level(tracing::Level::WARN).try_init(),
+        Some(_) => builder
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .try_init(),
+    };
 }
 
 /// Whether stderr may carry colour escapes: a terminal, and `NO_COLOR`

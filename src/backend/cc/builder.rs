@@ -102,11 +102,17 @@ impl CcBuilder {
     }
 
     /// Keeps what the compiler said about itself (`--version`,
-    /// `-dumpmachine`, its include search list) in `dir`, so a later
-    /// backend with the same compiler, arguments and environment skips
-    /// those probes. The entry is keyed by the executable's path, contents
-    /// and stat and the pinned environment, and each include directory is
-    /// re-checked by stat; a missing or damaged entry means probing again.
+    /// `-dumpmachine`, its include search list), the executable's digest
+    /// and, per option list, the answers a key's base asks it (`-dM`, the
+    /// `-###` link line) in `dir`, so a later backend with the same
+    /// compiler, arguments and environment runs no probe before keying.
+    /// The identity entry is keyed by the executable's path, contents and
+    /// stat and the pinned environment, each include directory re-checked
+    /// by stat; the digest is re-read when the executable's stat changes;
+    /// the base's answers are re-checked against the stat of every
+    /// directory and file the driver searches or reads (see
+    /// `probe_cache.rs`). A missing, stale or damaged entry means probing
+    /// again.
     pub fn identity_cache(mut self, dir: impl Into<PathBuf>) -> Self {
         self.identity_cache = Some(dir.into());
         self

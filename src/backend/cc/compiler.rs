@@ -105,6 +105,9 @@ pub(crate) struct Compiler {
     pub include_dirs: Vec<PathBuf>,
     /// [`PINNED_ENV`] values at construction.
     pub env: Vec<(&'static str, Option<OsString>)>,
+    /// Where the base's probes are kept (see `probe_cache.rs`), and the
+    /// identity they are kept under.
+    pub probe_cache: Option<(PathBuf, Digest)>,
 }
 
 fn unavailable(reason: impl Into<String>) -> BackendError {
@@ -146,17 +149,20 @@ impl Compiler {
             path: path.clone(),
             source,
         })?;
-        let exe = std::fs::read(&real).map_err(|source| BackendError::Io {
+        let (exe_digest, script) = match cache {
+            Some(dir) => super::identity_cache::executable(dir, &real),
+            None => super::identity_cache::digest_executable(&real),
+        }
+        .map_err(|source| BackendError::Io {
             backend: FAMILY,
             path: real.clone(),
             source,
         })?;
-        let script = exe.starts_with(b"#!");
         let mut c = Compiler {
             path,
             args,
             real,
-            exe_digest: Digest(*blake3::hash(&exe).as_bytes()),
+            exe_digest,
             version: String::new(),
             target: String::new(),
             include_dirs: Vec::new(),
@@ -164,10 +170,12 @@ impl Compiler {
                 .iter()
                 .map(|k| (*k, std::env::var_os(k)))
                 .collect(),
+            probe_cache: None,
         };
         let key = cache.map(|_| {
             super::identity_cache::key(&c.path, &c.real, &c.exe_digest, &c.args, &c.env, script)
         });
+        c.probe_cache = cache.zip(key).map(|(d, k)| (d.to_path_buf(), k));
         if let (Some(dir), Some(key)) = (cache, &key) {
             if let Some(p) = super::identity_cache::load(dir, key) {
                 c.version = p.version;
@@ -342,9 +350,10 @@ impl Compiler {
         Ok((String::from_utf8_lossy(&out.stdout).into_owned(), files))
     }
 
-    /// What the link of a compile under `flags` (which name no output or
-    /// input) reads, from the driver's `-###` line.
-    pub(crate) fn link_inputs(&self, flags: &[String], cwd: &Path) -> Result<LinkInputs, String> {
+    /// The driver's `-###` link line for a compile under `flags` (which name
+    /// no output or input), in words: what the link reads is resolved from
+    /// it by [`resolve_link_line`].
+    pub(crate) fn link_line(&self, flags: &[String], cwd: &Path) -> Result<Vec<String>, String> {
         let out = self
             .command()
             .args(flags)
@@ -360,7 +369,28 @@ impl Compiler {
             .lines()
             .rfind(|l| l.contains("collect2") || l.contains("/ld") || l.contains("ld.lld"))
             .ok_or_else(|| format!("the driver shows no link line:\n{text}"))?;
-        Ok(resolve_link_line(&split_quoted(line), cwd))
+        Ok(split_quoted(line))
+    }
+
+    /// Where the driver under `flags` looks for the programs it runs and
+    /// the startfiles and libraries it links (`-print-search-dirs`), or
+    /// `None` when it does not say.
+    pub(crate) fn search_lists(
+        &self,
+        flags: &[String],
+        cwd: &Path,
+    ) -> Option<super::probe_cache::SearchLists> {
+        let out = self
+            .command()
+            .args(flags)
+            .arg("-print-search-dirs")
+            .current_dir(cwd)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        super::probe_cache::parse_search_lists(&String::from_utf8_lossy(&out.stdout))
     }
 }
 

@@ -11,18 +11,27 @@
 //! again: the cache only ever saves work, it is never an error.
 //!
 //! A script (a file starting `#!`, such as a wrapper) may read any
-//! variable, so its key covers the whole environment.
+//! variable, so its key covers the whole environment (but for a few
+//! variables no driver reads that change on every launch: see
+//! [`environment`]).
 //!
-//! What the driver execs (`cc1`, `collect2`) is not stat'ed: finding them
-//! costs a process. A compiler upgraded in place changes the driver too.
+//! The executable's digest itself is kept too (`exe-<digest of its path>`),
+//! with the stat it was taken under: a driver is a megabyte or more, read
+//! again only when its stat changes or is too recent to be trusted.
+//!
+//! What the driver execs (`cc1`, `collect2`) is not stat'ed here: finding
+//! them costs a process. A compiler upgraded in place changes the driver
+//! too; the base's kept answers (`probe_cache.rs`) do stat them.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::{Read as _, Write as _};
+use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::includes::memo::StatId;
 use crate::key::{Digest, PartsHasher};
 
 /// The file format; a file of another version is ignored.
@@ -80,7 +89,6 @@ pub(crate) fn key(
     env: &[(&'static str, Option<std::ffi::OsString>)],
     script: bool,
 ) -> Digest {
-    use std::os::unix::ffi::OsStrExt as _;
     let mut h = PartsHasher::new();
     h.part("kcache-cc-identity")
         .part(FORMAT.to_le_bytes())
@@ -100,32 +108,117 @@ pub(crate) fn key(
         };
     }
     if script {
-        let mut all: Vec<_> = std::env::vars_os().collect();
-        all.sort();
         h.part("script");
-        for (k, v) in all {
+        for (k, v) in environment() {
             h.part(k.as_bytes()).part(v.as_bytes());
         }
     }
     h.finish()
 }
 
-/// The cached probes for `key` in `dir`, if a sound file holds them.
-pub(crate) fn load(dir: &Path, key: &Digest) -> Option<Probed> {
-    let hex = key.to_hex();
+/// Variables no compiler driver reads that change from one launch to the
+/// next: the shell's last command and previous directory, its nesting
+/// depth, hyperfine's per-run padding, and kcache's own settings.
+const UNREAD_ENV: &[&str] = &[
+    "_",
+    "OLDPWD",
+    "SHLVL",
+    "HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET",
+];
+
+/// The environment, sorted, but [`UNREAD_ENV`] and `KCACHE_*`: what a key
+/// over "the whole environment" covers.
+pub(crate) fn environment() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut all: Vec<_> = std::env::vars_os()
+        .filter(|(k, _)| {
+            !UNREAD_ENV.iter().any(|u| k == *u) && !k.as_bytes().starts_with(b"KCACHE_")
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// What a kept executable digest rests on.
+#[derive(Serialize, Deserialize)]
+struct Executable {
+    format: u32,
+    path: PathBuf,
+    stat: StatId,
+    digest: [u8; 32],
+    script: bool,
+}
+
+/// `path`'s contents digest, and whether it is a script (`#!`).
+pub(crate) fn digest_executable(path: &Path) -> std::io::Result<(Digest, bool)> {
+    let exe = std::fs::read(path)?;
+    Ok((
+        Digest(*blake3::hash(&exe).as_bytes()),
+        exe.starts_with(b"#!"),
+    ))
+}
+
+/// [`digest_executable`], kept in `dir` under `path` and its stat: a
+/// driver is a megabyte or more, read again only when its stat (device,
+/// inode, size, modification and change times) changes or is too recent
+/// to tell a later write apart.
+pub(crate) fn executable(dir: &Path, path: &Path) -> std::io::Result<(Digest, bool)> {
+    let Some(stat) = StatId::of(path).filter(|s| !s.is_recent()) else {
+        return digest_executable(path);
+    };
+    let name = format!(
+        "exe-{}",
+        PartsHasher::new()
+            .part("kcache-cc-executable")
+            .part(FORMAT.to_le_bytes())
+            .part(path.as_os_str().as_bytes())
+            .finish()
+            .to_hex()
+    );
+    let kept = read_private(&dir.join(&name))
+        .and_then(|text| serde_json::from_slice::<Executable>(&text).ok())
+        .filter(|e| e.format == FORMAT && e.path == path && e.stat == stat);
+    if let Some(e) = kept {
+        return Ok((Digest(e.digest), e.script));
+    }
+    let (digest, script) = digest_executable(path)?;
+    if StatId::of(path) == Some(stat) {
+        let e = Executable {
+            format: FORMAT,
+            path: path.to_path_buf(),
+            stat,
+            digest: digest.0,
+            script,
+        };
+        if let Ok(text) = serde_json::to_vec(&e) {
+            write_private(dir, &name, &text);
+        }
+    }
+    Ok((digest, script))
+}
+
+/// The bytes of `path`, a regular file of the user's (not a link) of at
+/// most 4 MiB, or `None`.
+pub(crate) fn read_private(path: &Path) -> Option<Vec<u8>> {
     let mut f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
-        .open(dir.join(&hex))
+        .open(path)
         .ok()?;
     let m = f.metadata().ok()?;
     // SAFETY: geteuid has no preconditions.
-    if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.len() > 1 << 20 {
+    if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.len() > 4 << 20 {
         return None;
     }
-    let mut text = String::new();
-    f.read_to_string(&mut text).ok()?;
-    let file: File = serde_json::from_str(&text).ok()?;
+    let mut text = Vec::with_capacity(m.len() as usize);
+    f.read_to_end(&mut text).ok()?;
+    Some(text)
+}
+
+/// The cached probes for `key` in `dir`, if a sound file holds them.
+pub(crate) fn load(dir: &Path, key: &Digest) -> Option<Probed> {
+    let hex = key.to_hex();
+    let text = read_private(&dir.join(&hex))?;
+    let file: File = serde_json::from_slice(&text).ok()?;
     if file.format != FORMAT || file.key != hex {
         return None;
     }
@@ -141,12 +234,6 @@ pub(crate) fn save(dir: &Path, key: &Digest, probed: &Probed) {
 }
 
 fn try_save(dir: &Path, key: &Digest, probed: &Probed) -> Option<()> {
-    let _ = DirBuilder::new().recursive(true).mode(0o700).create(dir);
-    let m = std::fs::symlink_metadata(dir).ok()?;
-    // SAFETY: geteuid has no preconditions.
-    if !m.is_dir() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
-        return None;
-    }
     let hex = key.to_hex();
     let file = File {
         format: FORMAT,
@@ -155,7 +242,26 @@ fn try_save(dir: &Path, key: &Digest, probed: &Probed) -> Option<()> {
         dir_stats: probed.include_dirs.iter().map(|d| stat(d)).collect(),
     };
     let text = serde_json::to_vec(&file).ok()?;
-    let tmp = dir.join(format!(".{hex}.{}.{:x}", std::process::id(), rand_suffix()));
+    write_private(dir, &hex, &text)
+}
+
+/// Writes `bytes` as `dir/name` (the directory created 0700 and required
+/// to be the user's and not group- or world-writable; the file 0600,
+/// written under a fresh name and renamed into place). `None` on any
+/// failure: the caller probes again next time.
+pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Option<()> {
+    let _ = DirBuilder::new().recursive(true).mode(0o700).create(dir);
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    // SAFETY: geteuid has no preconditions.
+    if !m.is_dir() || m.uid() != unsafe { libc::geteuid() } || m.mode() & 0o022 != 0 {
+        return None;
+    }
+    bound(dir);
+    let tmp = dir.join(format!(
+        ".{name}.{}.{:x}",
+        std::process::id(),
+        rand_suffix()
+    ));
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -163,16 +269,35 @@ fn try_save(dir: &Path, key: &Digest, probed: &Probed) -> Option<()> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .ok()?;
-    if f.write_all(&text).is_err() {
+    if f.write_all(bytes).is_err() {
         let _ = std::fs::remove_file(&tmp);
         return None;
     }
     drop(f);
-    if std::fs::rename(&tmp, dir.join(&hex)).is_err() {
+    if std::fs::rename(&tmp, dir.join(name)).is_err() {
         let _ = std::fs::remove_file(&tmp);
         return None;
     }
     Some(())
+}
+
+/// The most files the directory keeps: every distinct flag list,
+/// environment or compiler adds one, and nothing else removes them.
+const MAX_FILES: usize = 256;
+
+/// Empties `dir` of kept answers when it holds [`MAX_FILES`] or more (they
+/// are only saved work; the next processes probe and keep theirs again).
+fn bound(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let names: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    if names.len() < MAX_FILES {
+        return;
+    }
+    for p in names {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 fn rand_suffix() -> u64 {

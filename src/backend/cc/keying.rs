@@ -12,15 +12,20 @@
 //! `stdc-predef.h` too); `-###` shows the link line, whose objects,
 //! archives and `-l` libraries (resolved in its `-L` directories as the
 //! linker does) are digested by content, a GNU ld script with the files it
-//! names. A `-l` no directory holds is refused.
+//! names. A `-l` no directory holds is refused. With a cache directory the
+//! two answers and what the link reads are kept across processes where
+//! that is sound (see `probe_cache.rs`); the contents digests are then
+//! trusted on the files' stats.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::compiler::resolve_link_line;
 use super::includes::memo::{self, StatId, Validation};
 use super::includes::{self, Closure, Define, Search};
 use super::macros;
 use super::options::Flags;
+use super::probe_cache;
 use crate::backend::BackendError;
 use crate::key::{Digest, PartsHasher};
 
@@ -72,6 +77,21 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
     }
 }
 
+/// Runs the `-dM -MD` probe: the listing and the files it read, or why
+/// there are none (an `Err` only when no scratch file can be made).
+fn predefined(inputs: &Inputs<'_>) -> Result<Result<(String, Vec<PathBuf>), String>, BackendError> {
+    let deps = tempfile::Builder::new()
+        .prefix(".deps-")
+        .tempfile_in(inputs.scratch)
+        .map_err(io(inputs.scratch))?;
+    Ok(inputs.compiler.predefined(
+        &inputs.flag_list,
+        inputs.source_dir,
+        inputs.prelude,
+        deps.path(),
+    ))
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -118,26 +138,34 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     }
     let mut watch: Vec<(PathBuf, Option<StatId>)> = Vec::new();
 
-    // The compiler's own account of the preprocessing before the kernels.
-    let deps = tempfile::Builder::new()
-        .prefix(".deps-")
-        .tempfile_in(inputs.scratch)
-        .map_err(io(inputs.scratch))?;
-    match inputs.compiler.predefined(
-        &inputs.flag_list,
-        inputs.source_dir,
-        inputs.prelude,
-        deps.path(),
-    ) {
+    // The compiler's own account of the preprocessing before the kernels,
+    // and its link line: kept across processes where that is sound.
+    let asked = probe_cache::Asked {
+        flag_list: &inputs.flag_list,
+        flags: &inputs.flags,
+        cwd: inputs.source_dir,
+        prelude: inputs.prelude,
+        scanned: &[forced.digest, prelude.closure.digest],
+    };
+    let mut session = probe_cache::Session::open(inputs.compiler, &asked);
+    let (predefined, link, kept) = match session.answers() {
+        Some(a) => (
+            Ok((a.listing.clone(), a.read.clone())),
+            (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
+            true,
+        ),
+        None => (predefined(&inputs)?, link_plan(&inputs)?, false),
+    };
+    match &predefined {
         Ok((listing, read)) => {
-            defines.extend(macros::parse_dm(&listing));
+            defines.extend(macros::parse_dm(listing));
             for path in read {
-                let c = canonical(&path);
+                let c = canonical(path);
                 if files.contains(&c) {
                     continue;
                 }
                 // Read on the compiler's own account (`stdc-predef.h`).
-                let (info, id) = memo::read(&path).map_err(io(&path))?;
+                let (info, id) = memo::read(path).map_err(io(path))?;
                 h.part("implicit")
                     .part(path.as_os_str().as_encoded_bytes())
                     .part(&info.contents);
@@ -147,7 +175,7 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
                 if let Some(m) = includes::time_macro(&info.contents) {
                     uncacheable.get_or_insert(format!("{} uses {m}", path.display()));
                 }
-                watch.push((path, Some(id)));
+                watch.push((path.clone(), Some(id)));
                 files.push(c);
             }
         }
@@ -162,38 +190,24 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         watch.push((d.to_path_buf(), StatId::of(d)));
     }
 
-    let link = if inputs.link {
-        inputs
-            .compiler
-            .link_inputs(&inputs.flag_list, inputs.source_dir)
-            .map_err(|log| BackendError::Refused {
-                backend: super::FAMILY,
-                input: inputs.flag_list.join(" "),
-                reason: format!("the compiler would not show its link line: {log}"),
-            })?
-    } else {
-        Default::default()
-    };
-    if let Some(l) = link.missing.first() {
-        return Err(BackendError::Refused {
-            backend: super::FAMILY,
-            input: l.clone(),
-            reason: "names a library kcache cannot find in the link line's -L directories, \
-                     so it cannot key its contents"
-                .into(),
-        });
-    }
-    let mut linked = link.files;
-    let mut i = 0;
-    while i < linked.len() {
-        let path = linked[i].clone();
-        i += 1;
-        let (d, id) = memo::digest(&path).map_err(io(&path))?;
+    let (line, linked, unlinked) = link;
+    for path in &linked {
+        let (d, id) = session.digest(path).map_err(io(path))?;
         h.part("link")
             .part(path.as_os_str().as_encoded_bytes())
             .part(d.as_bytes());
         watch.push((path.clone(), Some(id)));
-        linked.extend(ld_script_inputs(&path));
+    }
+    if let (false, Ok((listing, read))) = (kept, predefined) {
+        let answers = probe_cache::Answers {
+            listing,
+            read,
+            link_line: line,
+            linked,
+            unlinked,
+        };
+        let bracket: Vec<PathBuf> = search.bracket_dirs().map(Path::to_path_buf).collect();
+        session.save(inputs.compiler, &asked, &answers, &bracket);
     }
 
     Ok(Base {
@@ -236,7 +250,52 @@ pub(crate) fn unkeyed_read(
     })
 }
 
-/// The absolute files a GNU ld script (`libc.so` on glibc) names, or none
+/// The link line's words, what the link reads, what ld scripts name that
+/// is absent.
+type LinkPlan = (Vec<String>, Vec<PathBuf>, Vec<PathBuf>);
+
+/// What the link reads, from the driver's link line: the line, every file
+/// it names or a `-l` resolves to and every file a GNU ld script among them
+/// names, in the order they are digested, and the files a script names
+/// that are absent. A `-l` no directory holds is refused.
+fn link_plan(inputs: &Inputs<'_>) -> Result<LinkPlan, BackendError> {
+    if !inputs.link {
+        // A keys-only backend links nothing: its identity says so.
+        return Ok(Default::default());
+    }
+    let line = inputs
+        .compiler
+        .link_line(&inputs.flag_list, inputs.source_dir)
+        .map_err(|log| BackendError::Refused {
+            backend: super::FAMILY,
+            input: inputs.flag_list.join(" "),
+            reason: format!("the compiler would not show its link line: {log}"),
+        })?;
+    let link = resolve_link_line(&line, inputs.source_dir);
+    if let Some(l) = link.missing.first() {
+        return Err(BackendError::Refused {
+            backend: super::FAMILY,
+            input: l.clone(),
+            reason: "names a library kcache cannot find in the link line's -L directories, \
+                     so it cannot key its contents"
+                .into(),
+        });
+    }
+    let mut linked = link.files;
+    let mut absent = Vec::new();
+    let mut i = 0;
+    while i < linked.len() {
+        let named = ld_script_inputs(&linked[i]);
+        i += 1;
+        let (present, gone): (Vec<PathBuf>, Vec<PathBuf>) =
+            named.into_iter().partition(|p| p.is_file());
+        linked.extend(present);
+        absent.extend(gone);
+    }
+    Ok((line, linked, absent))
+}
+
+/// The absolute paths a GNU ld script (`libc.so` on glibc) names, or none
 /// for a real library.
 fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
     let Ok(meta) = std::fs::metadata(path) else {
@@ -255,6 +314,5 @@ fn ld_script_inputs(path: &Path) -> Vec<PathBuf> {
         .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
         .filter(|w| w.starts_with('/') && !w.starts_with("/*"))
         .map(PathBuf::from)
-        .filter(|p| p.is_file())
         .collect()
 }

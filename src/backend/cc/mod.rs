@@ -114,6 +114,7 @@ pub(crate) mod includes;
 mod keying;
 pub(crate) mod macros;
 mod options;
+mod probe_cache;
 mod program;
 mod render;
 

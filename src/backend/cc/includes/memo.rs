@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 const RECENT: Duration = Duration::from_secs(2);
 
 /// What identifies one version of a file or directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StatId {
     dev: u64,
     ino: u64,

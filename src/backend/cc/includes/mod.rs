@@ -774,4 +774,9 @@ impl Search {
     pub(crate) fn dirs(&self) -> impl Iterator<Item = &Path> {
         self.chain.iter().map(|d| d.path.as_path())
     }
+
+    /// The bracket chain's directories, in search order.
+    pub(crate) fn bracket_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.chain[self.bracket..].iter().map(|d| d.path.as_path())
+    }
 }

@@ -1,0 +1,554 @@
+//! The two probes a key's base asks the compiler (`-E -dM -MD` on the
+//! prelude, `-###` for the link line), kept in a small file per compiler
+//! identity, flag list, directory, prelude and environment, so a later
+//! process need not run the compiler before it can key a kernel.
+//!
+//! # What a kept answer rests on
+//!
+//! The file's name digests what the probes were asked: the identity key
+//! (`identity_cache.rs`: the executable's path, contents and stat, its
+//! arguments, `PATH`, the pinned environment), the compile's whole flag
+//! list, the directory the compiler runs in, the prelude, the digests of
+//! the forced includes' and prelude's closures as kcache's scanner found
+//! them this time, and the whole environment the compiler would see.
+//!
+//! What the probes read without being asked is stat-ed and kept with the
+//! answer, present or absent: every directory of the driver's program and
+//! library search lists (`-print-search-dirs`) and of the bracket include
+//! chain, with their real ancestors up to [`ANCESTORS`] levels (a
+//! directory's times change when an entry appears, goes or is renamed in
+//! it, so a startfile, `specs` file or header appearing in an earlier
+//! directory, or a newer installation beside the one in use, shows); the
+//! parts the driver would run or read in those directories (`cc1`,
+//! `collect2`, `ld`, `as`, `lto-wrapper`, the LTO plugin, `specs`, Clang's
+//! `*.cfg` files); every path the link line names; what the link reads (the
+//! libraries its `-l` options resolve to, the files an ld script names);
+//! every file the `-MD` report lists, and for each one the compiler found
+//! on its own (`stdc-predef.h`) the same name under every other include
+//! directory. A kept answer is used only while every one of those stats is
+//! unchanged and older than [`memo`]'s "too recent" window; the link
+//! inputs' content digests are kept with the stat they were taken under,
+//! which must be the watched one.
+//!
+//! # When nothing is kept
+//!
+//! Only flags whose whole effect is their text or a search kcache models
+//! are allowed (see [`cacheable`]): anything else (an unknown option, a
+//! machine-dependent one such as `-march=native`, an option with a file
+//! argument kcache does not scan) probes every time, as does a compiler
+//! whose search lists cannot be read. Files that cannot be read or written
+//! only mean probing again: the cache never fails a compile.
+
+use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::compiler::{Compiler, REMOVED_ENV};
+use super::includes::memo::{self, StatId};
+use super::options::Flags;
+use crate::key::{Digest, PartsHasher};
+
+/// The file format; a file of another version is ignored.
+const FORMAT: u32 = 2;
+
+/// What the driver runs or reads from its program directories.
+const PROGRAMS: &[&str] = &[
+    "cc1",
+    "collect2",
+    "ld",
+    "as",
+    "lto-wrapper",
+    "liblto_plugin.so",
+    "specs",
+];
+
+/// What the driver reads from its library (startfile) directories, beyond
+/// the startfiles the link line names.
+const LIBRARY_FILES: &[&str] = &["specs"];
+
+/// How many levels above a searched directory are watched: enough for a
+/// driver that scans `<prefix>/lib/gcc/<triple>/<version>` for the newest
+/// installation (Clang), and no further, so that a busy directory high up
+/// (`/tmp`) does not invalidate every kept answer below it.
+const ANCESTORS: usize = 4;
+
+/// What the two probes said.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Answers {
+    /// `-dM`'s listing.
+    pub listing: String,
+    /// The files `-MD` reported (the prelude's stdin, `-`, left out).
+    pub read: Vec<PathBuf>,
+    /// The link line `-###` showed, split into words.
+    pub link_line: Vec<String>,
+    /// What the link reads, resolved from the line (libraries found in its
+    /// `-L` directories, the files ld scripts name), in digest order.
+    pub linked: Vec<PathBuf>,
+    /// Files an ld script names that are absent.
+    pub unlinked: Vec<PathBuf>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: u32,
+    key: String,
+    answers: Answers,
+    watch: Vec<(PathBuf, Option<StatId>)>,
+    digests: Vec<(PathBuf, StatId, [u8; 32])>,
+}
+
+/// One base's use of the cache: where its answers live, and what a kept
+/// file said.
+pub(crate) struct Session {
+    place: Option<(PathBuf, Digest)>,
+    kept: Option<File>,
+    digested: Vec<(PathBuf, StatId, Digest)>,
+}
+
+/// What the key is computed from, besides the compiler's identity.
+pub(crate) struct Asked<'a> {
+    pub flag_list: &'a [String],
+    pub flags: &'a Flags,
+    pub cwd: &'a Path,
+    pub prelude: &'a str,
+    /// The scanner's digests of the forced includes and the prelude.
+    pub scanned: &'a [Digest],
+}
+
+impl Session {
+    /// Opens the cache for `asked`: a session that keeps nothing when the
+    /// compiler has no cache directory or the flags are not [`cacheable`].
+    pub(crate) fn open(compiler: &Compiler, asked: &Asked<'_>) -> Session {
+        let place = compiler.probe_cache.as_ref().and_then(|(dir, identity)| {
+            cacheable(asked.flag_list, asked.flags).then(|| (dir.clone(), key(identity, asked)))
+        });
+        let kept = place.as_ref().and_then(|(dir, key)| load(dir, key));
+        Session {
+            place,
+            kept,
+            digested: Vec::new(),
+        }
+    }
+
+    /// The kept answers, when a sound file holds them.
+    pub(crate) fn answers(&self) -> Option<&Answers> {
+        self.kept.as_ref().map(|f| &f.answers)
+    }
+
+    /// `path`'s contents digest and identity: the kept one (every linked
+    /// file is watched, so a kept file's stats were checked on load), else
+    /// read (and memoized in-process).
+    pub(crate) fn digest(&mut self, path: &Path) -> std::io::Result<(Digest, StatId)> {
+        let kept = self.kept.as_ref().and_then(|f| {
+            let (_, id, d) = f.digests.iter().find(|(p, _, _)| p == path)?;
+            Some((Digest(*d), *id))
+        });
+        let (d, id) = match kept {
+            Some(k) => k,
+            None => memo::digest(path)?,
+        };
+        self.digested.push((path.to_path_buf(), id, d));
+        Ok((d, id))
+    }
+
+    /// Keeps freshly probed `answers` (a kept file's answers are not kept
+    /// again). `compiler` runs once more (`-print-search-dirs`) to learn
+    /// where the driver looks; `include_dirs` is the bracket include chain.
+    pub(crate) fn save(
+        self,
+        compiler: &Compiler,
+        asked: &Asked<'_>,
+        answers: &Answers,
+        include_dirs: &[PathBuf],
+    ) {
+        if self.kept.is_some() {
+            return;
+        }
+        let Some((dir, key)) = &self.place else {
+            return;
+        };
+        let Some(lists) = compiler.search_lists(asked.flag_list, asked.cwd) else {
+            return;
+        };
+        let watch = watch_list(&lists, answers, include_dirs, asked.cwd);
+        let fresh = |id: &Option<StatId>| !id.is_some_and(|i| i.is_recent());
+        // A kept digest is trusted on its file's watched stat: the file must
+        // not have changed between its digest and the watch.
+        let unchanged =
+            |p: &PathBuf, id: &StatId| watch.iter().any(|(w, wid)| w == p && *wid == Some(*id));
+        if !watch.iter().all(|(_, id)| fresh(id))
+            || !self
+                .digested
+                .iter()
+                .all(|(p, id, _)| fresh(&Some(*id)) && unchanged(p, id))
+        {
+            return;
+        }
+        let file = File {
+            format: FORMAT,
+            key: key.to_hex(),
+            answers: answers.clone(),
+            watch,
+            digests: self
+                .digested
+                .into_iter()
+                .map(|(p, id, d)| (p, id, d.0))
+                .collect(),
+        };
+        if let Ok(text) = serde_json::to_vec(&file) {
+            super::identity_cache::write_private(dir, &key.to_hex(), &text);
+        }
+    }
+}
+
+/// Whether every flag's effect on the probes is its text or a search the
+/// kept stats cover: `-O`, `-g`, `-W` (no pass-through), `-m` (not
+/// `native`), `-f` without a value (or with a known harmless one), `-std=`,
+/// `-D`, `-U`, `-l`, the include-path options, forced includes (scanned),
+/// and a few exact flags. Everything else probes every time.
+pub(crate) fn cacheable(flag_list: &[String], flags: &Flags) -> bool {
+    const EXACT: &[&str] = &[
+        "-shared",
+        "-fPIC",
+        "-fpic",
+        "-pthread",
+        "-w",
+        "-ansi",
+        "-pedantic",
+        "-pedantic-errors",
+        "-nostdinc",
+        "-static-libgcc",
+    ];
+    const SEPARATE: &[&str] = &[
+        "-D",
+        "-U",
+        "-I",
+        "-iquote",
+        "-isystem",
+        "-idirafter",
+        "-include",
+        "-imacros",
+        "-l",
+    ];
+    const F_VALUES: &[&str] = &[
+        "-fvisibility=",
+        "-ffp-contract=",
+        "-fexcess-precision=",
+        "-fmax-errors=",
+        "-ftls-model=",
+        "-fdiagnostics-color=",
+        "-fmessage-length=",
+        "-fcf-protection=",
+        "-fvect-cost-model=",
+        "-fsimd-cost-model=",
+        "-fsanitize=",
+        "-fno-sanitize=",
+        "-fstack-protector",
+    ];
+    if !flags.native.is_empty() {
+        return false;
+    }
+    let mut words = flag_list.iter();
+    while let Some(w) = words.next() {
+        let w = w.as_str();
+        if EXACT.contains(&w) {
+            continue;
+        }
+        if SEPARATE.contains(&w) {
+            if words.next().is_none() {
+                return false;
+            }
+            continue;
+        }
+        let ok = if SEPARATE[..4].iter().any(|p| w.starts_with(p))
+            || w.starts_with("-iquote")
+            || w.starts_with("-isystem")
+            || w.starts_with("-idirafter")
+        {
+            true
+        } else if let Some(rest) = w.strip_prefix("-f") {
+            !rest.starts_with("plugin")
+                && !rest.starts_with("use-ld")
+                && !rest.starts_with("profile")
+                && (!rest.contains('=') || F_VALUES.iter().any(|p| w.starts_with(p)))
+        } else if let Some(rest) = w.strip_prefix("-W") {
+            !rest.contains(',')
+        } else if let Some(rest) = w.strip_prefix("-m") {
+            !rest.contains('/') && !rest.contains("native")
+        } else {
+            w.starts_with("-O")
+                || w.starts_with("-g")
+                || w.starts_with("-std=")
+                || (w.starts_with("-l") && !w.contains('/'))
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// The name a kept file goes by (see the module docs).
+fn key(identity: &Digest, asked: &Asked<'_>) -> Digest {
+    let mut h = PartsHasher::new();
+    h.part("kcache-cc-probes")
+        .part(FORMAT.to_le_bytes())
+        .part(identity.as_bytes())
+        .part(asked.flag_list.join("\0"))
+        .part(asked.cwd.as_os_str().as_bytes())
+        .part(asked.prelude);
+    for d in asked.scanned {
+        h.part(d.as_bytes());
+    }
+    // The environment the compiler sees: every variable but those its
+    // command removes and `LC_ALL` (which it sets).
+    h.part("environment");
+    for (k, v) in super::identity_cache::environment() {
+        if k != "LC_ALL" && !REMOVED_ENV.iter().any(|r| k == *r) {
+            h.part(k.as_bytes()).part(v.as_bytes());
+        }
+    }
+    h.finish()
+}
+
+fn load(dir: &Path, key: &Digest) -> Option<File> {
+    let hex = key.to_hex();
+    let text = super::identity_cache::read_private(&dir.join(&hex))?;
+    let file: File = serde_json::from_slice(&text).ok()?;
+    if file.format != FORMAT || file.key != hex {
+        return None;
+    }
+    let holds = file
+        .watch
+        .iter()
+        .all(|(p, id)| StatId::of(p) == *id && !id.is_some_and(|i| i.is_recent()));
+    holds.then_some(file)
+}
+
+/// What the driver's `-print-search-dirs` lists.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SearchLists {
+    pub programs: Vec<PathBuf>,
+    pub libraries: Vec<PathBuf>,
+}
+
+/// The `programs:` and `libraries:` lists of `-print-search-dirs`, or
+/// `None` when either is missing.
+pub(crate) fn parse_search_lists(text: &str) -> Option<SearchLists> {
+    let list = |name: &str| -> Option<Vec<PathBuf>> {
+        let line = text.lines().find_map(|l| l.strip_prefix(name))?;
+        let line = line.trim_start();
+        let line = line.strip_prefix('=').unwrap_or(line);
+        Some(
+            line.split(':')
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+        )
+    };
+    Some(SearchLists {
+        programs: list("programs:")?,
+        libraries: list("libraries:")?,
+    })
+}
+
+/// Every path whose stat a kept answer rests on (see the module docs).
+fn watch_list(
+    lists: &SearchLists,
+    answers: &Answers,
+    include_dirs: &[PathBuf],
+    cwd: &Path,
+) -> Vec<(PathBuf, Option<StatId>)> {
+    let mut w = Watch::default();
+    for (dirs, names) in [
+        (&lists.programs, PROGRAMS),
+        (&lists.libraries, LIBRARY_FILES),
+    ] {
+        for d in dirs {
+            w.dir(d);
+            // An absent part's appearance shows in its directory's times.
+            for n in names {
+                let part = d.join(n);
+                if StatId::of(&part).is_some() {
+                    w.path(&part);
+                }
+            }
+        }
+    }
+    // Clang reads configuration files (`clang.cfg`, `<triple>-clang.cfg`)
+    // from its own directory: every one there is watched.
+    for d in &lists.programs {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            if e.file_name().as_bytes().ends_with(b".cfg") {
+                w.path(&e.path());
+            }
+        }
+    }
+    for d in include_dirs {
+        w.dir(d);
+    }
+    for word in &answers.link_line {
+        let value = word.rsplit_once('=').map_or(word.as_str(), |(_, v)| v);
+        let value = value.strip_prefix("-L").unwrap_or(value);
+        // A named path that is absent is one of the driver's temporary
+        // files, different every run; `/dev` entries change as they are
+        // written.
+        if value.starts_with('/') {
+            let p = Path::new(value);
+            if !p.starts_with("/dev") && StatId::of(p).is_some() {
+                w.path(p);
+            }
+        } else if word.starts_with("-L") {
+            w.dir(&cwd.join(value));
+        }
+    }
+    // The plan's own inputs: an edited ld script names other files.
+    for file in answers.linked.iter().chain(&answers.unlinked) {
+        w.path(file);
+    }
+    for file in &answers.read {
+        w.path(file);
+        // Found under one include directory: the same name under every
+        // other one could have been found first.
+        for d in include_dirs {
+            if let Ok(rel) = file.strip_prefix(d) {
+                for other in include_dirs {
+                    w.path(&other.join(rel));
+                }
+            }
+        }
+    }
+    w.entries
+}
+
+#[derive(Default)]
+struct Watch {
+    seen: HashSet<PathBuf>,
+    walked: HashSet<PathBuf>,
+    entries: Vec<(PathBuf, Option<StatId>)>,
+}
+
+impl Watch {
+    fn add(&mut self, p: &Path) -> Option<StatId> {
+        let id = StatId::of(p);
+        if self.seen.insert(p.to_path_buf()) {
+            self.entries.push((p.to_path_buf(), id));
+        }
+        id
+    }
+
+    /// A file: its own stat; when absent, where its creation would show.
+    fn path(&mut self, p: &Path) {
+        match self.add(p) {
+            Some(id) if id.is_dir() => self.ancestors(p),
+            Some(_) => {}
+            None => self.nearest(p),
+        }
+    }
+
+    /// A directory searched: its stat, and its real ancestors'.
+    fn dir(&mut self, d: &Path) {
+        match self.add(d) {
+            Some(_) => self.ancestors(d),
+            None => self.nearest(d),
+        }
+    }
+
+    fn nearest(&mut self, p: &Path) {
+        let mut up = p.parent();
+        while let Some(u) = up {
+            if self.add(u).is_some() {
+                self.ancestors(u);
+                return;
+            }
+            up = u.parent();
+        }
+    }
+
+    fn ancestors(&mut self, p: &Path) {
+        let Ok(real) = std::fs::canonicalize(p) else {
+            return;
+        };
+        for a in real.ancestors().take(ANCESTORS + 1) {
+            if !self.walked.insert(a.to_path_buf()) {
+                break;
+            }
+            self.add(a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn flags_of(list: &[String]) -> Flags {
+        super::super::options::parse(list, Path::new("/")).unwrap()
+    }
+
+    #[test]
+    fn only_modelled_flags_are_cacheable() {
+        for ok in [
+            "-shared -fPIC -O2 -iquote /src -lm",
+            "-O3 -g -Wall -Wno-unused -march=x86-64-v3 -std=c11 -DN=4 -D M -U X",
+            "-I /inc -I/inc2 -isystem /sys -include h.h -ffast-math -fvisibility=hidden",
+        ] {
+            let l = words(ok);
+            assert!(cacheable(&l, &flags_of(&l)), "{ok}");
+        }
+        for bad in [
+            "-O2 -march=native",
+            "-O2 --param=max-unroll-times=4",
+            "-O2 -frecord-gcc-switches=x",
+            "-O2 -fsanitize-ignorelist=list.txt",
+            "-O2 -m/x",
+            "-O2 -Xunknown",
+            "-O2 -D",
+        ] {
+            let l = words(bad);
+            let f = super::super::options::parse(&l, Path::new("/")).unwrap_or_default();
+            assert!(!cacheable(&l, &f), "{bad}");
+        }
+    }
+
+    #[test]
+    fn search_lists_are_parsed() {
+        let text = "install: /usr/lib/gcc/x/12/\nprograms: =/a/:/b\nlibraries: =/c:/d/\n";
+        assert_eq!(
+            parse_search_lists(text),
+            Some(SearchLists {
+                programs: vec!["/a/".into(), "/b".into()],
+                libraries: vec!["/c".into(), "/d/".into()],
+            })
+        );
+        assert_eq!(parse_search_lists("programs: =/a\n"), None);
+    }
+
+    #[test]
+    fn an_absent_directory_is_watched_where_it_would_appear() {
+        let t = tempfile::tempdir().unwrap();
+        let absent = t.path().join("no/such/dir");
+        let lists = SearchLists {
+            programs: vec![],
+            libraries: vec![absent.clone()],
+        };
+        let answers = Answers {
+            listing: String::new(),
+            read: vec![],
+            link_line: vec![],
+            linked: vec![],
+            unlinked: vec![],
+        };
+        let w = watch_list(&lists, &answers, &[], Path::new("/"));
+        assert!(w.contains(&(absent, None)));
+        let real = std::fs::canonicalize(t.path()).unwrap();
+        assert!(w.iter().any(|(p, id)| p == t.path() && id.is_some()));
+        assert!(w.iter().any(|(p, _)| p == &real));
+    }
+}
