@@ -42,7 +42,7 @@ pub struct RemoteStats {
     /// Compile leases taken.
     pub leases_won: u64,
     /// Leases another worker held that were waited for until its value was
-    /// published.
+    /// published (taken or not once it was).
     pub leases_waited: u64,
     /// Leases whose holder vanished (expired, or released without
     /// publishing) and that this worker then took over.

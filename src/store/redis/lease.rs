@@ -126,9 +126,11 @@ impl RedisStore {
                 .map_err(|e| self.err("lease", e))?;
             if won {
                 self.count(C::LeasesWon);
-                if waited && !published {
+                match (waited, published) {
+                    (true, true) => self.count(C::LeasesWaited),
                     // The holder went away without publishing.
-                    self.count(C::LeasesExpired);
+                    (true, false) => self.count(C::LeasesExpired),
+                    (false, _) => {}
                 }
                 let lease = self.hold(lk, token);
                 // Published between the caller's miss and now: it looks up

@@ -18,8 +18,10 @@
 //!   log one warning.
 //! * `get` and `put` never return an error: a failure is counted
 //!   ([`RemoteStats`]) and the compile goes on with the local tiers.
-//! * Values are framed (see [`frame`]): length, store key and blake3
-//!   checksum, all checked on every read. With `KCACHE_REDIS_SECRET` (or
+//! * Values are framed: an 88-byte header (magic `kcRedis\x01`, flags, the
+//!   store key's and the payload's lengths, the payload's blake3, a MAC or
+//!   zeros), then the store key and the payload; lengths, store key and
+//!   checksum are all checked on every read. With `KCACHE_REDIS_SECRET` (or
 //!   `KCACHE_REDIS_SECRET_FILE`), a keyed blake3 MAC over the frame and the
 //!   Redis key name, compared in constant time; entries without one are then
 //!   refused. A refused entry is a miss, counted, and never deleted by the
