@@ -11,6 +11,8 @@ pub struct RedisServer {
     child: Option<Child>,
     dir: tempfile::TempDir,
     pub sock: PathBuf,
+    /// A loopback TCP port it listens on too, when asked for one.
+    pub port: Option<u16>,
 }
 
 fn required() -> bool {
@@ -20,6 +22,15 @@ fn required() -> bool {
 impl RedisServer {
     /// A fresh server, or `None` (said on stderr) where none can run.
     pub fn start() -> Option<RedisServer> {
+        Self::start_with(false)
+    }
+
+    /// [`RedisServer::start`], also listening on a free loopback port.
+    pub fn start_tcp() -> Option<RedisServer> {
+        Self::start_with(true)
+    }
+
+    fn start_with(tcp: bool) -> Option<RedisServer> {
         let present = Command::new("redis-server")
             .arg("--version")
             .output()
@@ -34,10 +45,20 @@ impl RedisServer {
         }
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("r.sock");
+        // A port the kernel just handed out and nobody holds: free, barring
+        // a race with another process binding one the same instant.
+        let port = tcp.then(|| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
         let mut s = RedisServer {
             child: None,
             dir,
             sock,
+            port,
         };
         s.spawn();
         Some(s)
@@ -46,8 +67,9 @@ impl RedisServer {
     /// Starts the server on the socket, returning once it says it is ready
     /// (read from its log, never waited for by time).
     fn spawn(&mut self) {
+        let port = self.port.unwrap_or(0).to_string();
         let mut child = Command::new("redis-server")
-            .args(["--port", "0", "--unixsocket"])
+            .args(["--bind", "127.0.0.1", "--port", &port, "--unixsocket"])
             .arg(&self.sock)
             .args([
                 "--unixsocketperm",
@@ -90,6 +112,14 @@ impl RedisServer {
 
     pub fn url(&self) -> String {
         format!("redis+unix://{}", self.sock.display())
+    }
+
+    /// The loopback TCP URL, for a server started with [`RedisServer::start_tcp`].
+    pub fn tcp_url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}",
+            self.port.expect("started with a port")
+        )
     }
 
     fn signal(&self, sig: i32) {
