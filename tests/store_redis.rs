@@ -174,16 +174,24 @@ fn a_hung_server_costs_local_hits_nothing_and_misses_at_most_three_timeouts() {
     o.op_timeout = Duration::from_millis(50);
     o.connect_timeout = Duration::from_millis(100);
     o.cooldown = Duration::from_secs(600);
+    // Written through with generous timeouts, so that a loaded machine
+    // cannot open the measured store's breaker before the server hangs.
+    let writer = Tiered::new(vec![
+        Arc::new(FileStore::open(tmp.path().join("local")).unwrap()),
+        Arc::new(store(opts(&s))),
+    ]);
+    for i in 0..100u32 {
+        writer.put(&i.to_le_bytes(), b"compiled").unwrap();
+    }
+    drop(writer);
     let remote = Arc::new(store(o));
     let tiered = Tiered::new(vec![
         Arc::new(FileStore::open(tmp.path().join("local")).unwrap()),
         remote.clone(),
     ]);
-    for i in 0..100u32 {
-        tiered.put(&i.to_le_bytes(), b"compiled").unwrap();
-    }
     s.hang();
     let before = remote.local_stats();
+    assert_eq!(before, kcache::store::RemoteStats::default());
     for i in 0..100u32 {
         let (v, origin) = tiered.get_traced(&i.to_le_bytes()).unwrap().unwrap();
         assert_eq!((v.as_slice(), origin), (&b"compiled"[..], Origin::Local));

@@ -333,3 +333,28 @@ fn a_server_down_at_start_costs_one_warning_and_no_failure() {
     assert!(outcomes(&v).iter().all(|o| o == "stored"), "{v}");
     assert_eq!(b.compiles(), 1);
 }
+
+#[test]
+fn a_server_killed_and_restarted_fails_no_compile_and_later_writes_land() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let (v, _) = Running::new(b.spawn(0, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    server.kill();
+    // Another machine, the server gone: it compiles everything itself.
+    let (v, _) = Running::new(b.spawn(1, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    // Back, empty: a third machine's compiles land there, and a fourth
+    // machine shares them.
+    server.restart();
+    let (v, _) = Running::new(b.spawn(2, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    let (v, _) = Running::new(b.spawn(3, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_shared"), KERNELS as u64, "{v}");
+    assert_eq!(b.compiles(), 3);
+}
