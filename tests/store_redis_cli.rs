@@ -358,3 +358,41 @@ fn a_server_killed_and_restarted_fails_no_compile_and_later_writes_land() {
     assert_eq!(count(&v, "kernels_shared"), KERNELS as u64, "{v}");
     assert_eq!(b.compiles(), 3);
 }
+
+#[test]
+fn cache_ls_verify_and_clear_reach_the_remote_tier() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let (v, _) = Running::new(b.spawn(0, "30000"), false).finish();
+    let entries = KERNELS as u64 + count(&v, "programs_compiled");
+    let run = |args: &[&str]| {
+        let out = b.command(0, args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let ls = run(&["cache", "ls", "--json"]);
+    let tiers = |tier: &str| {
+        ls.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["tier"] == tier)
+            .count() as u64
+    };
+    assert_eq!(
+        (tiers("local"), tiers("remote")),
+        (entries, entries),
+        "{ls}"
+    );
+    let verify = run(&["cache", "verify", "--json"]);
+    assert_eq!(count(&verify, "checked"), 2 * entries, "{verify}");
+    let st = run(&["cache", "stats", "--json"]);
+    assert_eq!(count(&st["remote"], "entries"), entries, "{st}");
+    let cleared = run(&["cache", "clear", "--json"]);
+    assert_eq!(count(&cleared, "removed"), 2 * entries, "{cleared}");
+    assert!(server.keys("kcache:k1:*").is_empty());
+}

@@ -573,3 +573,103 @@ impl Store for RedisStore {
         self.take_lease(key, wait)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn the_environment_configures_the_tier() {
+        assert!(RedisOptions::from_lookup(env(&[])).unwrap().is_none());
+        let o = RedisOptions::from_lookup(env(&[
+            ("KCACHE_REDIS_URL", "redis://127.0.0.1:6379"),
+            ("KCACHE_REDIS_PREFIX", "team"),
+            ("KCACHE_REDIS_TTL", "3600"),
+            ("KCACHE_REDIS_TIMEOUT_MS", "20"),
+            ("KCACHE_REDIS_LEASE_MS", "5000"),
+            ("KCACHE_REDIS_MAX_VALUE", "1M"),
+            ("KCACHE_REDIS_SECRET", "s"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(o.prefix, "team");
+        assert_eq!(o.ttl, Some(Duration::from_secs(3600)));
+        assert_eq!(o.op_timeout, Duration::from_millis(20));
+        assert_eq!(o.lease, Duration::from_millis(5000));
+        assert_eq!(o.max_value, 1 << 20);
+        assert!(o.mac.is_some());
+        let zero_ttl = RedisOptions::from_lookup(env(&[
+            ("KCACHE_REDIS_URL", "redis://h"),
+            ("KCACHE_REDIS_TTL", "0"),
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(zero_ttl.ttl, None);
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        for (name, value) in [
+            ("KCACHE_REDIS_TIMEOUT_MS", "0"),
+            ("KCACHE_REDIS_TIMEOUT_MS", "soon"),
+            ("KCACHE_REDIS_TTL", "-1"),
+            ("KCACHE_REDIS_MAX_VALUE", "lots"),
+        ] {
+            let e =
+                RedisOptions::from_lookup(env(&[("KCACHE_REDIS_URL", "redis://h"), (name, value)]))
+                    .unwrap_err();
+            assert!(e.to_string().contains(name), "{e}");
+        }
+        let both = RedisOptions::from_lookup(env(&[
+            ("KCACHE_REDIS_URL", "redis://h"),
+            ("KCACHE_REDIS_SECRET", "a"),
+            ("KCACHE_REDIS_SECRET_FILE", "/f"),
+        ]));
+        assert!(both.is_err());
+    }
+
+    #[test]
+    fn a_secret_file_is_read_without_its_trailing_newline() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("secret");
+        std::fs::write(&f, "s\n").unwrap();
+        let from_file = RedisOptions::from_lookup(env(&[
+            ("KCACHE_REDIS_URL", "redis://h"),
+            ("KCACHE_REDIS_SECRET_FILE", f.to_str().unwrap()),
+        ]))
+        .unwrap()
+        .unwrap();
+        let inline = RedisOptions::new("redis://h").secret(b"s");
+        let frame = |o: &RedisOptions| frame::encode(o.mac.as_ref(), b"rk", b"k", b"v");
+        assert_eq!(frame(&from_file), frame(&inline));
+    }
+
+    #[test]
+    fn passwords_are_kept_out_of_messages() {
+        assert_eq!(redact("redis://u:hunter2@h:1/0"), "redis://…@h:1/0");
+        assert_eq!(redact("redis+unix:///s"), "redis+unix:///s");
+        let o = RedisOptions::new("redis://u:hunter2@h").secret(b"x");
+        assert!(!format!("{o:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn key_names_hash_the_store_key_and_share_a_slot_with_their_lease() {
+        let s = RedisStore::open(RedisOptions::new("redis://127.0.0.1:1")).unwrap();
+        let v = s.value_key(b"kcache/kernel/../x");
+        let l = s.lease_key(b"kcache/kernel/../x");
+        assert!(v.starts_with("kcache:k1:{") && v.ends_with("}:v"), "{v}");
+        assert!(!v.contains("kernel"), "{v}");
+        let tag = |k: &str| k[k.find('{').unwrap()..=k.find('}').unwrap()].to_string();
+        assert_eq!(tag(&v), tag(&l));
+        assert_ne!(v, s.value_key(b"kcache/kernel/../y"));
+    }
+}
