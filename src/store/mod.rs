@@ -111,7 +111,8 @@
 //! file, waited for with a backoff up to the caller's bound. The kernel drops
 //! it when the holder dies, so a crashed compile never leaves one behind; a
 //! store that cannot lease is an error, and the resolver compiles anyway (see
-//! [`lease`]).
+//! [`lease`]). Behind a Redis tier the lease is Redis's, across machines
+//! (see [`redis`]), and the local store's while the server is unreachable.
 
 pub mod config;
 mod counted;

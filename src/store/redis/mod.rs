@@ -50,7 +50,7 @@
 //! | `KCACHE_REDIS_CONNECT_TIMEOUT_MS` | the connect timeout | `100` |
 //! | `KCACHE_REDIS_COOLDOWN_MS` | the first cooldown of an open breaker | `1000` |
 //! | `KCACHE_REDIS_LEASE_MS` | a compile lease's lifetime, extended while the holder lives | `30000` |
-//! | `KCACHE_REDIS_MAX_VALUE` | the largest frame written (bytes, units allowed) | `64MiB` |
+//! | `KCACHE_REDIS_MAX_VALUE` | the largest frame written or read (bytes, units allowed) | `64MiB` |
 //!
 //! `rediss://` (TLS) is not built in: it is refused with an error saying so
 //! (put a TLS tunnel such as stunnel in front of the server, or use a unix
@@ -468,6 +468,11 @@ impl Store for RedisStore {
     fn get_traced(&self, key: &[u8]) -> Result<Option<(Vec<u8>, Origin)>, StoreError> {
         let rk = self.value_key(key);
         let found = match self.get_frame(&rk) {
+            Ok(Some(frame)) if frame.len() as u64 > self.inner.opts.max_value => {
+                // No kcache wrote it: refused like any other damage.
+                self.count(C::Corrupt);
+                None
+            }
             Ok(Some(frame)) => self.check(&rk, key, &frame).map(<[u8]>::to_vec),
             Ok(None) | Err(_) => None,
         };
