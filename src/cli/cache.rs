@@ -361,7 +361,7 @@ fn remote_stats(remote: &RedisStore) -> (serde_json::Value, String) {
         }
         (Err(e), _) | (_, Err(e)) => (
             serde_json::json!({ "description": remote.describe(), "error": e.to_string() }),
-            format!("remote     {}: {e}\n", remote.describe()),
+            format!("remote     {e}\n"),
         ),
     }
 }

@@ -271,6 +271,12 @@ impl Job for CompileJob {
                 census.kernels_reused,
                 census.kernels_stored
             ));
+            if census.kernels_shared > 0 {
+                s.push_str(&format!(
+                    "{} of them from the Redis tier (shared by another machine)\n",
+                    plural(census.kernels_shared, "kernel")
+                ));
+            }
             if census.kernels_uncacheable > 0 {
                 s.push_str(&format!(
                     "{} uncacheable: compiled every time, never stored\n",
