@@ -6,7 +6,7 @@ use kcache::bytes::format_byte_size;
 use kcache::resolve::stored;
 use kcache::store::config::{ResolvedStoreConfig, StoreConfig, StoreKind};
 use kcache::store::settings::{self, Zeroed};
-use kcache::store::{Store, StoreErrorKind};
+use kcache::store::{RedisStore, Store, StoreErrorKind};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -156,15 +156,38 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
     if let CacheCommand::SetCap { cap } = args.command {
         return set_cap(&resolved, cap, args.json);
     }
-    let store = resolved.open()?.ok_or_else(|| {
-        Failure("no persistent store is configured (KCACHE_STORE=none or --store none)".into())
-    })?;
+    // The remote tier is looked after beside the local store (stats, ls,
+    // verify, clear), never through it: each is reported on its own.
+    let remote = RedisStore::from_env()?;
+    let local = resolved.open_local()?;
+    if local.is_none() && remote.is_none() {
+        return Err(Failure(
+            "no persistent store is configured (KCACHE_STORE=none or --store none)".into(),
+        ));
+    }
     let json = args.json;
+    if let CacheCommand::Stats = args.command {
+        let out = stats(local.as_deref(), remote.as_ref(), &config, &resolved, json)?;
+        write_stdout(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store: Arc<dyn Store> = match (&local, &remote) {
+        (Some(l), _) => Arc::clone(l),
+        (None, Some(r)) => Arc::new(r.clone()),
+        (None, None) => unreachable!("refused above"),
+    };
+    // Where a command reads entries (`export`), a remote one counts too.
+    let remote_only = remote.as_ref().filter(|_| local.is_some());
     let out = match args.command {
-        CacheCommand::Stats => stats(&*store, &config, &resolved, json)?,
-        CacheCommand::Ls => ls(&*store, json)?,
+        CacheCommand::Stats => unreachable!("handled above"),
+        CacheCommand::Ls => ls(&*store, remote_only, json)?,
         CacheCommand::Verify => {
-            let report = store.verify()?;
+            let mut report = store.verify()?;
+            if let Some(r) = remote_only {
+                let rr = r.verify()?;
+                report.checked += rr.checked;
+                report.corrupt.extend(rr.corrupt);
+            }
             let out = if json {
                 let v = serde_json::json!({
                     "checked": report.checked,
@@ -213,8 +236,12 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
             }
         }
         CacheCommand::Clear => {
-            let n = store.len()? as u64;
+            let mut n = store.len()? as u64;
             store.clear()?;
+            if let Some(r) = remote_only {
+                n += r.len()? as u64;
+                r.clear()?;
+            }
             if json {
                 format!("{}\n", serde_json::json!({ "removed": n }))
             } else {
@@ -237,7 +264,8 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
         }
         CacheCommand::SetCap { .. } => unreachable!("handled before opening the store"),
         CacheCommand::Export { name, file } => {
-            let bytes = stored::export(&*store, &name)?
+            let tiered = resolved.open()?;
+            let bytes = stored::export(tiered.as_deref().unwrap_or(&*store), &name)?
                 .ok_or_else(|| Failure(format!("no entry {name} in {}", store.describe())))?;
             if file.as_os_str() == "-" {
                 write_stdout(&bytes)?;
@@ -299,12 +327,61 @@ fn set_cap(resolved: &ResolvedStoreConfig, cap: Cap, json: bool) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
+/// The remote tier's part of `stats`: its entries and bytes, and the
+/// counters of every process that used it; an unreachable server is said,
+/// not a failure.
+fn remote_stats(remote: &RedisStore) -> (serde_json::Value, String) {
+    let totals = remote.remote_totals();
+    let entries = remote.list();
+    match (totals, entries) {
+        (Ok(t), Ok(e)) => {
+            let bytes: u64 = e.iter().map(|e| e.stored_bytes).sum();
+            let mut v = serde_json::to_value(t).unwrap_or_default();
+            v["entries"] = e.len().into();
+            v["bytes"] = bytes.into();
+            v["description"] = remote.describe().into();
+            let text = format!(
+                "remote     {}\n  entries  {}\n  bytes    {}\n  hits     {}\n  misses   {}\n  errors   {} ({} timeouts)\n  trips    {}\n  skipped  {}\n  refused  {} corrupt, {} unauthenticated\n  leases   {} won, {} waited, {} expired\n",
+                remote.describe(),
+                e.len(),
+                format_byte_size(bytes),
+                t.hits,
+                t.misses,
+                t.errors,
+                t.timeouts,
+                t.breaker_trips,
+                t.skipped,
+                t.corrupt,
+                t.unauthenticated,
+                t.leases_won,
+                t.leases_waited,
+                t.leases_expired,
+            );
+            (v, text)
+        }
+        (Err(e), _) | (_, Err(e)) => (
+            serde_json::json!({ "description": remote.describe(), "error": e.to_string() }),
+            format!("remote     {e}\n"),
+        ),
+    }
+}
+
 fn stats(
-    store: &dyn Store,
+    local: Option<&dyn Store>,
+    remote: Option<&RedisStore>,
     config: &StoreConfig,
     resolved: &ResolvedStoreConfig,
     json: bool,
 ) -> Result<String, Failure> {
+    let remote = remote.map(remote_stats);
+    let Some(store) = local else {
+        let (v, text) = remote.unwrap_or_default();
+        return Ok(if json {
+            format!("{}\n", serde_json::json!({ "remote": v }))
+        } else {
+            text
+        });
+    };
     let zeroed = settings::read(&resolved.dir)
         .zeroed
         .remove(&resolved.kind.to_string());
@@ -327,9 +404,13 @@ fn stats(
         });
         v["hit_rate"] = hit_rate.into();
         v["zeroed_at"] = zeroed_at.into();
+        if let Some((r, _)) = remote {
+            v["remote"] = r;
+        }
         return Ok(format!("{v}\n"));
     }
     let rate = hit_rate.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
+    let remote_text = remote.map(|(_, t)| t).unwrap_or_default();
     Ok(format!(
         "store      {} store at {}\ncap        {} (from {source})\nentries    {}\nbytes      {}\nhits       {}\nmisses     {}\nhit rate   {rate}\nevictions  {}\nerrors     {}\ncorrupt    {}\nzeroed     {}\n",
         resolved.kind,
@@ -343,22 +424,32 @@ fn stats(
         s.errors,
         s.corrupt,
         zeroed_at.as_deref().unwrap_or("never"),
-    ))
+    ) + &remote_text)
 }
 
-fn ls(store: &dyn Store, json: bool) -> Result<String, Failure> {
-    let mut entries = store.list()?;
-    entries.sort_by_key(|e| std::cmp::Reverse(e.last_access));
+/// The store's entries, then the remote tier's (marked `remote`) when it
+/// is configured beside a local store.
+fn ls(store: &dyn Store, remote: Option<&RedisStore>, json: bool) -> Result<String, Failure> {
+    let tier = if store.is_remote() { "remote" } else { "local" };
+    let mut entries: Vec<(&str, kcache::store::EntryInfo)> =
+        store.list()?.into_iter().map(|e| (tier, e)).collect();
+    entries.sort_by_key(|(_, e)| std::cmp::Reverse(e.last_access));
+    if let Some(r) = remote {
+        let mut more: Vec<_> = r.list()?.into_iter().map(|e| ("remote", e)).collect();
+        more.sort_by_key(|(_, e)| std::cmp::Reverse(e.last_access));
+        entries.extend(more);
+    }
     if json {
         let list: Vec<serde_json::Value> = entries
             .iter()
-            .map(|e| {
+            .map(|(tier, e)| {
                 serde_json::json!({
                     "name": stored::entry_name(&e.key),
                     "size": e.size,
                     "stored_bytes": e.stored_bytes,
                     "last_access": utc(e.last_access),
                     "last_access_unix": unix_seconds(e.last_access),
+                    "tier": tier,
                 })
             })
             .collect();
@@ -366,12 +457,13 @@ fn ls(store: &dyn Store, json: bool) -> Result<String, Failure> {
     }
     Ok(entries
         .iter()
-        .map(|e| {
+        .map(|(tier, e)| {
             format!(
-                "{}  {:>10}  {}\n",
+                "{}  {:>10}  {}{}\n",
                 stored::entry_name(&e.key),
                 e.stored_bytes,
-                utc(e.last_access)
+                utc(e.last_access),
+                if *tier == "remote" { "  remote" } else { "" }
             )
         })
         .collect())

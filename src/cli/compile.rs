@@ -25,8 +25,9 @@ pub struct CompileArgs {
     #[arg(long, value_name = "M.json", conflicts_with = "files")]
     manifest: Option<PathBuf>,
     /// Print one JSON object: kernels (file, symbol, outcome: compiled, reused,
-    /// stored or uncacheable), kernels_compiled, programs_compiled,
-    /// kernels_reused, kernels_stored, kernels_uncacheable, kernels_waited
+    /// stored, shared (from the Redis tier) or uncacheable), kernels_compiled,
+    /// programs_compiled, kernels_reused, kernels_stored, kernels_shared (of
+    /// kernels_stored, those from the Redis tier), kernels_uncacheable, kernels_waited
     /// (kernels another process sharing the store compiled while this one waited).
     #[arg(long)]
     json: bool,
@@ -244,6 +245,7 @@ impl Job for CompileJob {
                 "programs_compiled": census.programs_compiled,
                 "kernels_reused": census.kernels_reused,
                 "kernels_stored": census.kernels_stored,
+                "kernels_shared": census.kernels_shared,
                 "kernels_uncacheable": census.kernels_uncacheable,
                 "kernels_waited": census.kernels_waited,
             });
@@ -269,6 +271,12 @@ impl Job for CompileJob {
                 census.kernels_reused,
                 census.kernels_stored
             ));
+            if census.kernels_shared > 0 {
+                s.push_str(&format!(
+                    "{} of them from the Redis tier (shared by another machine)\n",
+                    plural(census.kernels_shared, "kernel")
+                ));
+            }
             if census.kernels_uncacheable > 0 {
                 s.push_str(&format!(
                     "{} uncacheable: compiled every time, never stored\n",

@@ -12,8 +12,11 @@ pub struct Census {
     /// Kernels answered without compiling them: by the code cache, or by an
     /// identical kernel earlier in the same batch.
     pub kernels_reused: u64,
-    /// Kernels answered by a persistent store.
+    /// Kernels answered by a persistent store (shared ones included).
     pub kernels_stored: u64,
+    /// Of `kernels_stored`, those a tier shared with other machines answered
+    /// (outcome `shared`).
+    pub kernels_shared: u64,
     /// Kernels compiled: one representative per distinct key (uncacheable
     /// kernels included, each on its own).
     pub kernels_compiled: u64,
@@ -51,6 +54,7 @@ impl Census {
         self.kernels_requested += o.kernels_requested;
         self.kernels_reused += o.kernels_reused;
         self.kernels_stored += o.kernels_stored;
+        self.kernels_shared += o.kernels_shared;
         self.kernels_compiled += o.kernels_compiled;
         self.kernels_uncacheable += o.kernels_uncacheable;
         self.kernels_waited += o.kernels_waited;

@@ -132,6 +132,9 @@ pub enum Outcome {
     Reused,
     /// Loaded from the persistent store.
     Stored,
+    /// Loaded from a tier shared with other machines (the Redis tier): most
+    /// likely another machine's compile.
+    Shared,
     /// Compiled by this resolve.
     Compiled,
     /// Compiled by this resolve, and never published nor stored: the

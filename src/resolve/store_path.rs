@@ -8,7 +8,7 @@ use super::stored::{
 use super::{Answer, Entry, Outcome, Resolver};
 use crate::backend::Backend;
 use crate::key::Digest;
-use crate::store::{uncounted, StoreError};
+use crate::store::{uncounted, Origin, StoreError};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -85,16 +85,23 @@ impl<B: Backend + 'static> Resolver<B> {
         // Each stored program wanted, with the kernels it answers.
         let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
         let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
+        // The keys whose record came from a tier other machines share.
+        let mut shared: Vec<Digest> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
             if answers[i].is_some() || uncacheable[i] {
                 continue;
             }
             let record = looked.entry(*key).or_insert_with(|| {
-                match uncounted(|| store.get(&kernel_entry_key(key))) {
-                    Ok(Some(bytes)) => decode_record(&bytes).or_else(|| {
-                        tracing::warn!("a stored kernel record is malformed; ignoring it");
-                        None
-                    }),
+                match uncounted(|| store.get_traced(&kernel_entry_key(key))) {
+                    Ok(Some((bytes, origin))) => {
+                        if origin == Origin::Remote {
+                            shared.push(*key);
+                        }
+                        decode_record(&bytes).or_else(|| {
+                            tracing::warn!("a stored kernel record is malformed; ignoring it");
+                            None
+                        })
+                    }
                     Ok(None) => None,
                     Err(e) => {
                         self.store_failed("get", &e);
@@ -142,7 +149,12 @@ impl<B: Backend + 'static> Resolver<B> {
                 } else {
                     census.kernels_stored += 1;
                     entries.push((keys[i], entry.clone()));
-                    Outcome::Stored
+                    if shared.contains(&keys[i]) {
+                        census.kernels_shared += 1;
+                        Outcome::Shared
+                    } else {
+                        Outcome::Stored
+                    }
                 };
                 answers[i] = Some((entry, outcome));
             }

@@ -10,8 +10,10 @@
 //!   processes (the default persistent store).
 //! * [`SqliteStore`] (feature `sqlite`, on by default): one SQLite database in
 //!   WAL mode, safe across threads, best effort across processes.
-//! * [`Tiered`]: stores composed fastest first (memory → file → later a remote
-//!   tier), reading through and writing through.
+//! * [`RedisStore`]: a Redis server shared by many machines, the last tier
+//!   of a [`Tiered`] when `KCACHE_REDIS_URL` is set (see [`redis`]).
+//! * [`Tiered`]: stores composed fastest first (memory → file → Redis),
+//!   reading through and writing through.
 //!
 //! [`config`] opens the store the environment (`KCACHE_STORE`, `KCACHE_DIR`,
 //! `KCACHE_MAX_BYTES`) or the command line asks for.
@@ -109,13 +111,15 @@
 //! file, waited for with a backoff up to the caller's bound. The kernel drops
 //! it when the holder dies, so a crashed compile never leaves one behind; a
 //! store that cannot lease is an error, and the resolver compiles anyway (see
-//! [`lease`]).
+//! [`lease`]). Behind a Redis tier the lease is Redis's, across machines
+//! (see [`redis`]), and the local store's while the server is unreachable.
 
 pub mod config;
 mod counted;
 pub mod file;
 pub mod fsio;
 pub mod memory;
+pub mod redis;
 pub mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -138,6 +142,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+pub use self::redis::{RedisOptions, RedisStore, RemoteStats};
 pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
 pub use entry::MAX_ENTRY_BYTES;
 pub use file::{FileStore, FileStoreOptions};
@@ -266,6 +271,32 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn count_lookups(&self, hits: u64, misses: u64) {
         let _ = (hits, misses);
     }
+
+    /// [`Store::get`], also saying whether the value came from a tier shared
+    /// with other machines (the resolver's `shared` outcome). The default is
+    /// a local read.
+    fn get_traced(&self, key: &[u8]) -> Result<Option<(Vec<u8>, Origin)>, StoreError> {
+        Ok(self.get(key)?.map(|v| (v, Origin::Local)))
+    }
+
+    /// Whether the store is shared with other machines (the Redis tier).
+    fn is_remote(&self) -> bool {
+        false
+    }
+
+    /// The counters of the remote tier, if the store has one.
+    fn remote_stats(&self) -> Option<Result<RemoteStats, StoreError>> {
+        None
+    }
+}
+
+/// Where a value read through [`Store::get_traced`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// This machine's stores.
+    Local,
+    /// A tier other machines share: another machine may have compiled it.
+    Remote,
 }
 
 /// Why a store operation failed.
@@ -352,6 +383,16 @@ pub enum StoreError {
         /// The entry, as `kcache cache ls` names it.
         what: String,
     },
+    /// The remote tier could not be reached, or refused the operation.
+    #[error("{store}: {op} failed: {reason}")]
+    Remote {
+        /// The store, as [`Store::describe`] puts it.
+        store: String,
+        /// The operation.
+        op: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// The store does not implement an optional operation.
     #[error("{store} does not support {op}")]
     Unsupported {
@@ -396,6 +437,7 @@ impl StoreError {
             StoreError::KeyTooLong { .. }
             | StoreError::Forged { .. }
             | StoreError::Incompatible { .. }
+            | StoreError::Remote { .. }
             | StoreError::Unsupported { .. } => StoreErrorKind::Other,
         }
     }
@@ -518,7 +560,7 @@ pub fn key_from_hex(text: &str) -> Result<Vec<u8>, StoreError> {
         text: text.to_string(),
     };
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(bad());
     }
     bytes

@@ -1,10 +1,11 @@
-//! Stores composed fastest first: memory → file → (later) a remote tier.
+//! Stores composed fastest first: memory → file or SQLite → Redis.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::{
-    Counters, EntryInfo, LeaseGrant, PruneReport, Store, StoreError, StoreStats, VerifyReport,
+    Counters, EntryInfo, LeaseGrant, Origin, PruneReport, RemoteStats, Store, StoreError,
+    StoreStats, VerifyReport,
 };
 
 /// Tiers read through and written through, fastest first.
@@ -77,17 +78,23 @@ impl Tiered {
 
 impl Store for Tiered {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get_traced(key)?.map(|(v, _)| v))
+    }
+
+    /// The answering tier's origin: a hit in a remote tier is remote, though
+    /// it is copied into the local ones on its way out.
+    fn get_traced(&self, key: &[u8]) -> Result<Option<(Vec<u8>, Origin)>, StoreError> {
         let mut first = None;
         for (i, t) in self.tiers.iter().enumerate() {
-            match t.get(key) {
-                Ok(Some(v)) => {
+            match t.get_traced(key) {
+                Ok(Some((v, origin))) => {
                     for upper in &self.tiers[..i] {
                         if let Err(e) = upper.put(key, &v) {
                             self.note(&**upper, "promote", &e);
                         }
                     }
                     self.counters.hit();
-                    return Ok(Some(v));
+                    return Ok(Some((v, origin)));
                 }
                 Ok(None) => {}
                 Err(e) => {
@@ -172,9 +179,22 @@ impl Store for Tiered {
         self.all("flush", |t| t.flush()).map(drop)
     }
 
-    /// The last tier's: the one every process shares.
+    /// The last tier's: the one every process shares. A remote last tier
+    /// that cannot lease (its server is unreachable) leaves it to the tier
+    /// before it, so processes on this machine still compile each key once.
     fn lease(&self, key: &[u8], wait: Duration) -> Result<LeaseGrant, StoreError> {
-        self.last()?.lease(key, wait)
+        let last = self.last()?;
+        match last.lease(key, wait) {
+            Err(e) if last.is_remote() && self.tiers.len() > 1 => {
+                tracing::debug!(error = %e, "kcache store: the remote tier cannot lease; using the local one");
+                self.tiers[self.tiers.len() - 2].lease(key, wait)
+            }
+            r => r,
+        }
+    }
+
+    fn remote_stats(&self) -> Option<Result<RemoteStats, StoreError>> {
+        self.tiers.iter().find_map(|t| t.remote_stats())
     }
 }
 

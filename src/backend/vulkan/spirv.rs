@@ -32,7 +32,7 @@ pub struct Reflection {
 
 /// SPIR-V bytes as words; `None` unless the length is a multiple of 4.
 pub fn words(bytes: &[u8]) -> Option<Vec<u32>> {
-    (bytes.len() % 4 == 0).then(|| {
+    bytes.len().is_multiple_of(4).then(|| {
         bytes
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))

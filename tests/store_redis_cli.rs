@@ -1,0 +1,398 @@
+//! The Redis tier through `kcache compile`: processes with separate cache
+//! directories (separate machines, as far as kcache can tell) sharing one
+//! server share their compiles, and compile each distinct kernel once; a
+//! lease holder killed mid-compile blocks the others for one lease only; a
+//! server down at start costs one warning and no failure.
+//!
+//! Interleavings are forced, never hoped for: the compiler is a wrapper
+//! script whose first compile says so on a FIFO and then blocks on another,
+//! and a waiting process is known to wait by its debug log line.
+
+#[path = "store_redis_support/mod.rs"]
+mod redis_support;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+
+use redis_support::RedisServer;
+
+const KERNELS: usize = 6;
+const WAITING: &str = "waiting for another process's compile lease";
+
+fn have_cc() -> bool {
+    let ok = Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let required =
+        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
+    assert!(
+        ok || !required,
+        "cc is required here, and no C compiler runs"
+    );
+    if !ok {
+        eprintln!("skipped: no C compiler");
+    }
+    ok
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Kernels, a compiler wrapper that logs every compile, and its FIFOs.
+struct Bench {
+    dir: tempfile::TempDir,
+    kernels: Vec<PathBuf>,
+    url: String,
+}
+
+impl Bench {
+    /// With `block`, the first compile (only) writes a line to `started` and
+    /// then waits for one on `gate`.
+    fn new(url: String, block: bool) -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let kernels = (0..KERNELS)
+            .map(|i| {
+                let p = d.join(format!("k{i}.c"));
+                fs::write(
+                    &p,
+                    format!("void k{i}(float* x, int n) {{ for (int j = 0; j < n; j++) x[j] = x[j] * {i}.0f + 2.0f; }}\n"),
+                )
+                .unwrap();
+                p
+            })
+            .collect();
+        let block = if block {
+            format!(
+                "if mkdir {d}/first 2>/dev/null; then echo started > {d}/started; read x < {d}/gate; fi",
+                d = d.display()
+            )
+        } else {
+            String::new()
+        };
+        let script = format!(
+            "#!/bin/sh\ncase \"$*\" in *kernels.c*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
+            d = d.display()
+        );
+        let cc = d.join("cc.sh");
+        fs::write(&cc, script).unwrap();
+        fs::set_permissions(&cc, fs::Permissions::from_mode(0o755)).unwrap();
+        mkfifo(&d.join("started"));
+        mkfifo(&d.join("gate"));
+        Bench { dir, kernels, url }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self, machine: usize, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kcache"));
+        c.args(args)
+            .env("KCACHE_DIR", self.path(&format!("machine{machine}")))
+            .env("KCACHE_REDIS_URL", &self.url)
+            // Generous: a loaded test machine must not trip the breaker.
+            .env("KCACHE_REDIS_TIMEOUT_MS", "5000")
+            .env("KCACHE_REDIS_CONNECT_TIMEOUT_MS", "5000")
+            .env("CC", self.path("cc.sh"))
+            .env_remove("KCACHE_STORE")
+            .env_remove("KCACHE_MAX_BYTES")
+            .env_remove("KCACHE_REDIS_SECRET")
+            .env_remove("KCACHE_REDIS_SECRET_FILE");
+        c
+    }
+
+    /// `kcache compile --json` of every kernel on its own cache directory.
+    fn spawn(&self, machine: usize, lease_ms: &str) -> Child {
+        self.command(machine, &["compile", "--json", "--backend", "cc"])
+            .args(&self.kernels)
+            .env("KCACHE_LOG", "kcache=debug")
+            .env("KCACHE_LEASE_WAIT", "600")
+            .env("KCACHE_REDIS_LEASE_MS", lease_ms)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// `kcache cache stats --json`, on `machine`'s directory.
+    fn stats(&self, machine: usize) -> serde_json::Value {
+        let out = self
+            .command(machine, &["cache", "stats", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn await_started(&self) {
+        let mut line = String::new();
+        File::open(self.path("started"))
+            .unwrap()
+            .read_to_string(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "started");
+    }
+
+    fn open_gate(&self) {
+        if let Ok(mut f) = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path("gate"))
+        {
+            let _ = writeln!(f, "go");
+        }
+    }
+
+    fn compiles(&self) -> usize {
+        fs::read_to_string(self.path("compiles"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+}
+
+struct Running {
+    child: Child,
+    stderr: JoinHandle<String>,
+}
+
+impl Running {
+    fn new(mut child: Child, until_waiting: bool) -> Running {
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        if until_waiting {
+            loop {
+                let mut line = String::new();
+                let n = err.read_line(&mut line).unwrap();
+                assert!(n > 0, "exited without waiting for a lease:\n{seen}");
+                seen.push_str(&line);
+                if line.contains(WAITING) {
+                    break;
+                }
+            }
+        }
+        let stderr = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = err.read_to_string(&mut rest);
+            seen + &rest
+        });
+        Running { child, stderr }
+    }
+
+    /// Its JSON report and stderr, after checking it exited 0 with every
+    /// kernel answered.
+    fn finish(self) -> (serde_json::Value, String) {
+        let out = self.child.wait_with_output().unwrap();
+        let stderr = self.stderr.join().unwrap();
+        assert!(out.status.success(), "kcache failed: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["kernels"].as_array().unwrap().len(), KERNELS, "{v}");
+        (v, stderr)
+    }
+}
+
+fn count(v: &serde_json::Value, field: &str) -> u64 {
+    v[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {field} in {v}"))
+}
+
+fn outcomes(v: &serde_json::Value) -> Vec<String> {
+    v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["outcome"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_second_machine_answers_shared_and_compiles_nothing() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let (first, _) = Running::new(b.spawn(0, "30000"), false).finish();
+    assert_eq!(count(&first, "kernels_compiled"), KERNELS as u64, "{first}");
+    let (second, _) = Running::new(b.spawn(1, "30000"), false).finish();
+    assert_eq!(count(&second, "kernels_compiled"), 0, "{second}");
+    assert_eq!(count(&second, "kernels_shared"), KERNELS as u64, "{second}");
+    assert!(outcomes(&second).iter().all(|o| o == "shared"), "{second}");
+    assert_eq!(b.compiles(), 1);
+    // The remote hits were copied into the second machine's own store: a
+    // third run there is local.
+    let (third, _) = Running::new(b.spawn(1, "30000"), false).finish();
+    assert!(outcomes(&third).iter().all(|o| o == "stored"), "{third}");
+    // Remote reads are counted per entry: the second run read each kernel's
+    // record and each program once; the third read nothing remote.
+    let st = b.stats(1);
+    let reads = KERNELS as u64 + count(&first, "programs_compiled");
+    assert_eq!(st["remote"]["hits"].as_u64(), Some(reads), "{st}");
+}
+
+#[test]
+fn six_machines_racing_compile_each_distinct_kernel_once() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), true);
+    let holder = Running::new(b.spawn(0, "30000"), false);
+    b.await_started();
+    let waiters: Vec<Running> = (1..6)
+        .map(|m| Running::new(b.spawn(m, "30000"), true))
+        .collect();
+    b.open_gate();
+    let (v, _) = holder.finish();
+    let mut total = count(&v, "kernels_compiled");
+    assert_eq!(total, KERNELS as u64, "{v}");
+    for w in waiters {
+        let (v, _) = w.finish();
+        assert_eq!(count(&v, "kernels_shared"), KERNELS as u64, "{v}");
+        total += count(&v, "kernels_compiled");
+    }
+    assert_eq!(total, KERNELS as u64, "compiles by all six");
+    assert_eq!(b.compiles(), 1, "compiler runs by all six");
+    // Each waiter waited for the first key at least; how many more of the
+    // holder's keys it found still leased depends on when it looked.
+    let st = b.stats(0);
+    let waited = count(&st["remote"], "leases_waited");
+    assert!((5..=5 * KERNELS as u64).contains(&waited), "{st}");
+    assert_eq!(count(&st["remote"], "leases_expired"), 0, "{st}");
+}
+
+#[test]
+fn a_holder_killed_mid_compile_blocks_the_others_for_one_lease() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), true);
+    let mut holder = Running::new(b.spawn(0, "1000"), false);
+    b.await_started();
+    let waiter = Running::new(b.spawn(1, "1000"), true);
+    holder.child.kill().unwrap();
+    holder.child.wait().unwrap();
+    // The wait bound is ten minutes: only the dead holder's lease expiring
+    // lets the waiter go on.
+    let (v, _) = waiter.finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    b.open_gate();
+    holder.stderr.join().unwrap();
+    assert_eq!(b.compiles(), 2);
+    let st = b.stats(1);
+    assert!(st["remote"]["leases_expired"].as_u64() >= Some(1), "{st}");
+}
+
+#[test]
+fn a_server_down_at_start_costs_one_warning_and_no_failure() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    server.kill();
+    let child = b
+        .command(0, &["compile", "--json", "--backend", "cc"])
+        .args(&b.kernels)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (v, stderr) = Running::new(child, false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    let warnings = stderr.lines().filter(|l| l.contains("redis tier")).count();
+    assert_eq!(warnings, 1, "{stderr}");
+    // The local tier still works: the next run loads it all.
+    server.restart();
+    let child = b
+        .command(0, &["compile", "--json", "--backend", "cc"])
+        .args(&b.kernels)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (v, _) = Running::new(child, false).finish();
+    assert!(outcomes(&v).iter().all(|o| o == "stored"), "{v}");
+    assert_eq!(b.compiles(), 1);
+}
+
+#[test]
+fn a_server_killed_and_restarted_fails_no_compile_and_later_writes_land() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let (v, _) = Running::new(b.spawn(0, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    server.kill();
+    // Another machine, the server gone: it compiles everything itself.
+    let (v, _) = Running::new(b.spawn(1, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    // Back, empty: a third machine's compiles land there, and a fourth
+    // machine shares them.
+    server.restart();
+    let (v, _) = Running::new(b.spawn(2, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_compiled"), KERNELS as u64, "{v}");
+    let (v, _) = Running::new(b.spawn(3, "30000"), false).finish();
+    assert_eq!(count(&v, "kernels_shared"), KERNELS as u64, "{v}");
+    assert_eq!(b.compiles(), 3);
+}
+
+#[test]
+fn cache_ls_verify_and_clear_reach_the_remote_tier() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let (v, _) = Running::new(b.spawn(0, "30000"), false).finish();
+    let entries = KERNELS as u64 + count(&v, "programs_compiled");
+    let run = |args: &[&str]| {
+        let out = b.command(0, args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let ls = run(&["cache", "ls", "--json"]);
+    let tiers = |tier: &str| {
+        ls.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["tier"] == tier)
+            .count() as u64
+    };
+    assert_eq!(
+        (tiers("local"), tiers("remote")),
+        (entries, entries),
+        "{ls}"
+    );
+    let verify = run(&["cache", "verify", "--json"]);
+    assert_eq!(count(&verify, "checked"), 2 * entries, "{verify}");
+    let st = run(&["cache", "stats", "--json"]);
+    assert_eq!(count(&st["remote"], "entries"), entries, "{st}");
+    let cleared = run(&["cache", "clear", "--json"]);
+    assert_eq!(count(&cleared, "removed"), 2 * entries, "{cleared}");
+    assert!(server.keys("kcache:k1:*").is_empty());
+}

@@ -1,0 +1,192 @@
+//! A private `redis-server` per test: on a unix socket in a tempdir, with no
+//! persistence, killed (and reaped) when dropped. Absent `redis-server`, a
+//! test skips with a reason, unless `KCACHE_TEST_REQUIRE` names `redis`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub struct RedisServer {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub sock: PathBuf,
+    /// A loopback TCP port it listens on too, when asked for one.
+    pub port: Option<u16>,
+}
+
+fn required() -> bool {
+    std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "redis"))
+}
+
+impl RedisServer {
+    /// A fresh server, or `None` (said on stderr) where none can run.
+    pub fn start() -> Option<RedisServer> {
+        Self::start_with(false)
+    }
+
+    /// [`RedisServer::start`], also listening on a free loopback port.
+    pub fn start_tcp() -> Option<RedisServer> {
+        Self::start_with(true)
+    }
+
+    fn start_with(tcp: bool) -> Option<RedisServer> {
+        let present = Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            present || !required(),
+            "redis is required here, and redis-server does not run"
+        );
+        if !present {
+            eprintln!("skipped: no redis-server on PATH");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("r.sock");
+        // A port the kernel just handed out and nobody holds: free, barring
+        // a race with another process binding one the same instant.
+        let port = tcp.then(|| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
+        let mut s = RedisServer {
+            child: None,
+            dir,
+            sock,
+            port,
+        };
+        s.spawn();
+        Some(s)
+    }
+
+    /// Starts the server on the socket, returning once it says it is ready
+    /// (read from its log, never waited for by time).
+    fn spawn(&mut self) {
+        let port = self.port.unwrap_or(0).to_string();
+        let mut child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port, "--unixsocket"])
+            .arg(&self.sock)
+            .args([
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .args(["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"])
+            .args(["--daemonize", "no", "--logfile", "", "--dir"])
+            .arg(self.dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            let n = out.read_line(&mut line).unwrap();
+            assert!(n > 0, "redis-server exited before it was ready:\n{seen}");
+            seen.push_str(&line);
+            if line
+                .to_ascii_lowercase()
+                .contains("ready to accept connections")
+            {
+                break;
+            }
+        }
+        // Keeps draining its log so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while out.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                sink.clear();
+            }
+        });
+        self.child = Some(child);
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.sock.display())
+    }
+
+    /// The loopback TCP URL, for a server started with [`RedisServer::start_tcp`].
+    pub fn tcp_url(&self) -> String {
+        format!(
+            "redis://127.0.0.1:{}",
+            self.port.expect("started with a port")
+        )
+    }
+
+    fn signal(&self, sig: i32) {
+        if let Some(c) = &self.child {
+            // SAFETY: signalling our own child, by its pid.
+            unsafe { libc::kill(c.id() as i32, sig) };
+        }
+    }
+
+    /// Freezes the server (SIGSTOP): connections are accepted, nothing answered.
+    pub fn hang(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    /// SIGKILL, reaped.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            self.resume();
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(&self.sock);
+    }
+
+    /// A new server on the same socket, empty.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    /// A raw connection, for planting and reading entries behind the store.
+    pub fn conn(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// The keys matching `pattern`.
+    pub fn keys(&self, pattern: &str) -> Vec<String> {
+        let mut c = self.conn();
+        let mut out: Vec<String> = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, ks): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .query(&mut c)
+                .unwrap();
+            out.extend(ks);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        out.sort();
+        out
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
