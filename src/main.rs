@@ -6,10 +6,12 @@
 //! anyway) costs a short command more than the rest of its start-up, and
 //! on Linux std still captures the arguments and environment without it.
 //! A stack overflow then dies of `SIGSEGV` without std's message.
-#![no_main]
+// The test harness brings its own `main`, so the unit tests of `cli` keep it.
+#![cfg_attr(not(test), no_main)]
 
 mod cli;
 
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(
     _argc: std::ffi::c_int,
