@@ -219,11 +219,14 @@ impl Validation {
     }
 }
 
+/// Stats by path, hashed as bytes (`Path`'s own hash walks components).
+type BatchStats = FxHashMap<std::ffi::OsString, Option<StatId>>;
+
 thread_local! {
     /// The stats taken in this thread's current batch, by path: validations
     /// sharing a file or directory (every closure and the base share the
     /// search directories) stat it once per batch.
-    static BATCH_STATS: std::cell::RefCell<(u64, FxHashMap<PathBuf, Option<StatId>>)> =
+    static BATCH_STATS: std::cell::RefCell<(u64, BatchStats)> =
         std::cell::RefCell::new((0, FxHashMap::default()));
 }
 
@@ -240,11 +243,11 @@ fn stat_in_batch(batch: Option<u64>, path: &Path) -> Option<StatId> {
             cell.0 = b;
             cell.1.clear();
         }
-        if let Some(id) = cell.1.get(path) {
+        if let Some(id) = cell.1.get(path.as_os_str()) {
             return *id;
         }
         let id = StatId::of(path);
-        cell.1.insert(path.to_path_buf(), id);
+        cell.1.insert(path.as_os_str().to_owned(), id);
         id
     })
 }
