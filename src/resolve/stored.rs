@@ -36,8 +36,8 @@ pub fn program_entry_key(id: &Digest) -> Vec<u8> {
 /// caller counts it and compiles instead.
 ///
 /// Bytes equal to ones this process already found to hash to `id` are not
-/// hashed again ([`verified`]): equality with verified bytes is the same
-/// proof, at memory speed.
+/// hashed again (a bounded per-process memo): equality with verified bytes
+/// is the same proof, at memory speed.
 pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
     let key = program_entry_key(id);
     let Some(bytes) = store.get(&key)? else {
