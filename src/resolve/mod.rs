@@ -7,7 +7,12 @@
 //! 1. Every kernel is canonicalized and keyed ([`crate::key::program_key`]:
 //!    the canonical text and kernel token, the option list, the backend's
 //!    identity, and what else the compile reads), then looked up in the code
-//!    cache without the lock.
+//!    cache without the lock. A key is derived once per process for each
+//!    kernel (text, symbol, options, renaming rules) and reused while the
+//!    backend's [`crate::backend::KeyValidity`] holds (the cc backend
+//!    re-stats each file the key rests on once per batch) or the backend,
+//!    asked again, answers the same extras; [`Census::keys_derived`] counts
+//!    the keys derived anew.
 //! 2. If any missed (or `always_lock` is set), the lock is taken and the misses
 //!    are looked up again: another thread may just have published them. What
 //!    is still missing is looked up in the persistent store, if there is one.
