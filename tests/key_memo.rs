@@ -243,3 +243,36 @@ fn a_header_appearing_earlier_in_the_search_misses() {
     assert_ne!(second.answers[0].key, first.answers[0].key);
     assert_eq!(second.answers[0].outcome, Outcome::Compiled);
 }
+
+#[test]
+fn an_opencl_header_changed_between_two_batches_misses() {
+    use kcache::backend::opencl::{OpenCl, OpenClConfig};
+    let required = std::env::var("KCACHE_TEST_REQUIRE")
+        .is_ok_and(|l| l.split(',').any(|w| w.trim() == "opencl"));
+    let hooks = Hooks::new();
+    let backend = match OpenCl::with_hooks(&OpenClConfig::default(), &hooks) {
+        Ok(b) => b,
+        Err(e) if !required => {
+            eprintln!("skipping: no OpenCL ({e})");
+            return;
+        }
+        Err(e) => panic!("opencl is required here: {e}"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("kc_v.h");
+    std::fs::write(&header, "#define KC_V 1.0f\n").unwrap();
+    let r = Resolver::with(Arc::new(backend), Capacity::Fixed(1 << 30), &hooks);
+    let k = Kernel::new(
+        "k",
+        "#include \"kc_v.h\"\n__kernel void k(__global float* n1_x) { n1_x[get_global_id(0)] = KC_V; }\n",
+    )
+    .bound(["n1_x"])
+    .options([format!("-I{}", dir.path().display())]);
+    let batch = vec![k.clone(), k.clone()];
+    let first = r.resolve_counted(&batch).unwrap();
+    assert_eq!(first.census.keys_derived, 1, "derived once per batch");
+    std::fs::write(&header, "#define KC_V 2.0f\n").unwrap();
+    let second = r.resolve_counted(&batch).unwrap();
+    assert_ne!(second.answers[0].key, first.answers[0].key);
+    assert_eq!(second.answers[0].outcome, Outcome::Compiled);
+}
