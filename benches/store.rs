@@ -4,6 +4,9 @@
 //! The anchor (cuda-python's program cache, same machine kind): file-store
 //! get of a small entry 32 µs, in-memory get 1.1 µs, 64 KiB write 589 µs.
 //!
+//! Beside the file store's gets, `raw_read`: a plain read of the same entry
+//! file, the floor a verified get is measured against.
+//!
 //! And the keyed end-to-end hit: a kernel's text resolved by a resolver whose
 //! code cache is cold, answered from the store (canonicalize, key, read the
 //! record and the program, load it), with the C backend.
@@ -46,6 +49,13 @@ fn get(c: &mut Criterion) {
                 b.iter(|| black_box(s.get(black_box(&key)).unwrap().unwrap()))
             });
         }
+        // The floor: one `std::fs::read` of the very file the file store's
+        // get reads (open, read, close; nothing verified).
+        let file = FileStore::open(dir.path().join("file")).unwrap();
+        let path = file.entry_path(&key);
+        g.bench_function(BenchmarkId::from_parameter("raw_read"), |b| {
+            b.iter(|| black_box(std::fs::read(black_box(&path)).unwrap()))
+        });
         g.finish();
     }
 }

@@ -104,7 +104,46 @@ pub struct KeyExtras {
     /// Set when the compile's result cannot be keyed at all (a header uses
     /// `__TIME__`): the kernel is compiled every time and never published.
     pub uncacheable: Option<String>,
+    /// Tells, later, whether [`Backend::key_extras`] would still answer these
+    /// extras for the same kernel and options; `None` when the backend cannot
+    /// tell cheaply (the resolver then asks it again on every keying).
+    pub validity: Option<KeyValidity>,
 }
+
+/// Whether a [`KeyExtras`] still holds: a check cheaper than deriving the
+/// extras again (the cc backend's re-stats, once per keying batch, the files
+/// and directories the extras were computed from). The resolver trusts a
+/// memoized key only while it holds, so it must answer `false` whenever
+/// anything the extras depend on may have changed.
+#[derive(Clone)]
+pub struct KeyValidity(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl KeyValidity {
+    /// A validity that asks `holds`.
+    pub fn new(holds: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        KeyValidity(Arc::new(holds))
+    }
+
+    /// Whether the extras still hold.
+    pub fn holds(&self) -> bool {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for KeyValidity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyValidity")
+    }
+}
+
+/// Two validities are equal only when they are the same check.
+impl PartialEq for KeyValidity {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for KeyValidity {}
 
 /// The language a backend compiles, so a renderer knows what to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -9,6 +9,9 @@ use std::time::Duration;
 pub struct Census {
     /// Kernels asked for.
     pub kernels_requested: u64,
+    /// Kernel keys derived (canonicalized and digested): the others came
+    /// from the resolver's key memo, derived by an earlier kernel or batch.
+    pub keys_derived: u64,
     /// Kernels answered without compiling them: by the code cache, or by an
     /// identical kernel earlier in the same batch.
     pub kernels_reused: u64,
@@ -52,6 +55,7 @@ impl Census {
     /// Adds `o`'s counts and times to these (to total several batches).
     pub fn add(&mut self, o: &Census) {
         self.kernels_requested += o.kernels_requested;
+        self.keys_derived += o.keys_derived;
         self.kernels_reused += o.kernels_reused;
         self.kernels_stored += o.kernels_stored;
         self.kernels_shared += o.kernels_shared;

@@ -7,7 +7,12 @@
 //! 1. Every kernel is canonicalized and keyed ([`crate::key::program_key`]:
 //!    the canonical text and kernel token, the option list, the backend's
 //!    identity, and what else the compile reads), then looked up in the code
-//!    cache without the lock.
+//!    cache without the lock. A key is derived once per process for each
+//!    kernel (text, symbol, options, renaming rules) and reused while the
+//!    backend's [`crate::backend::KeyValidity`] holds (the cc backend
+//!    re-stats each file the key rests on once per batch) or the backend,
+//!    asked again, answers the same extras; [`Census::keys_derived`] counts
+//!    the keys derived anew.
 //! 2. If any missed (or `always_lock` is set), the lock is taken and the misses
 //!    are looked up again: another thread may just have published them. What
 //!    is still missing is looked up in the persistent store, if there is one.
@@ -53,6 +58,7 @@ mod builder;
 pub mod census;
 mod concurrent;
 mod groups;
+mod key_memo;
 pub mod lease;
 pub mod split;
 mod store_path;
@@ -246,6 +252,7 @@ pub enum Threads {
 type BeforeCompile = Box<dyn Fn(&[&Kernel]) + Send + Sync>;
 
 /// A kernel's key, and what else the resolve needs from keying it.
+#[derive(Clone)]
 struct Keyed {
     key: Digest,
     /// Why it can never be cached, when it cannot.
@@ -267,6 +274,7 @@ pub struct Resolver<B: Backend> {
     store_errors: AtomicU64,
     store_warned: AtomicBool,
     store_lookups: store_path::LookupCounters,
+    keys: key_memo::KeyMemo,
     _listeners: Vec<Registration>,
 }
 
@@ -312,6 +320,7 @@ impl<B: Backend + 'static> Resolver<B> {
             store_errors: AtomicU64::new(0),
             store_warned: AtomicBool::new(false),
             store_lookups: Default::default(),
+            keys: Default::default(),
             _listeners: vec![on_clear, on_destroy],
         }
     }
@@ -379,10 +388,24 @@ impl<B: Backend + 'static> Resolver<B> {
 
     /// The program key of `kernel` (see the module docs).
     pub fn key(&self, kernel: &Kernel) -> Result<Digest, ResolveError> {
-        self.keyed(kernel).map(|k| k.key)
+        self.keyed(kernel, &mut 0).map(|k| k.key)
     }
 
-    fn keyed(&self, kernel: &Kernel) -> Result<Keyed, ResolveError> {
+    /// `kernel`'s key, from the key memo while what it was derived from
+    /// holds (see [`key_memo`]); `derived` counts the keys derived anew.
+    fn keyed(&self, kernel: &Kernel, derived: &mut u64) -> Result<Keyed, ResolveError> {
+        let backend = key_memo::BackendId {
+            family: self.backend.family(),
+            key_version: self.backend.key_version(),
+            identity: self.backend.identity(),
+        };
+        let slot = key_memo::slot(kernel);
+        let memoized = self.keys.find(slot, kernel, backend);
+        if let Some(m) = &memoized {
+            if m.extras.validity.as_ref().is_some_and(|v| v.holds()) {
+                return Ok(m.keyed.clone());
+            }
+        }
         let source = KernelSource {
             symbol: &kernel.symbol,
             text: &kernel.text,
@@ -394,20 +417,34 @@ impl<B: Backend + 'static> Resolver<B> {
                 symbol: kernel.symbol.clone(),
                 source,
             })?;
+        let keyed = match memoized {
+            Some(m) if key_memo::same_extras(&m.extras, &extras) => m.keyed.clone(),
+            _ => {
+                *derived += 1;
+                self.derive(kernel, &extras)
+            }
+        };
+        self.keys
+            .insert(slot, kernel, backend, extras, keyed.clone());
+        Ok(keyed)
+    }
+
+    /// Canonicalizes and digests `kernel` under `extras`.
+    fn derive(&self, kernel: &Kernel, extras: &crate::backend::KeyExtras) -> Keyed {
         // Macros the options define with position or time macros count too.
         let (from_options, options_uncacheable) = option_macros(&kernel.options);
         let position_macros = if from_options.is_empty() {
-            extras.position_macros
+            Arc::clone(&extras.position_macros)
         } else {
             let mut all = (*extras.position_macros).clone();
             all.extend(from_options);
             Arc::new(all)
         };
         let renamer = Renamer::new(&kernel.canon)
-            .with_macros(extras.macros)
+            .with_macros(Arc::clone(&extras.macros))
             .with_position_macros(Arc::clone(&position_macros));
         let form = renamer.key_form(kernel.text.as_bytes());
-        let extra = extras.digests;
+        let extra = &extras.digests;
         let token = form.kernel_token.map(String::from_utf8_lossy);
         let key = program_key(&ProgramKeyInput {
             backend: self.backend.family(),
@@ -416,16 +453,17 @@ impl<B: Backend + 'static> Resolver<B> {
             options: &kernel.options,
             canonical: &form.text,
             kernel_token: token.as_deref(),
-            extra: &extra,
+            extra,
         });
-        Ok(Keyed {
+        Keyed {
             key,
             uncacheable: extras
                 .uncacheable
+                .clone()
                 .or(options_uncacheable)
                 .or(form.uncacheable),
             position_macros,
-        })
+        }
     }
 
     /// Answers every kernel of `batch` with a program and a symbol (see the
@@ -438,15 +476,17 @@ impl<B: Backend + 'static> Resolver<B> {
     /// added to any [`census::with_census`] running on this thread.
     pub fn resolve_counted(&self, batch: &[Kernel]) -> Result<Batch<B::Program>, ResolveError> {
         // One keying batch: each header a key reads is stat-checked once.
+        let mut derived = 0;
         let keyed = crate::backend::key_batch(|| {
             batch
                 .iter()
-                .map(|k| self.keyed(k))
+                .map(|k| self.keyed(k, &mut derived))
                 .collect::<Result<Vec<_>, _>>()
         })?;
         let keys: Vec<Digest> = keyed.iter().map(|k| k.key).collect();
         let mut census = Census {
             kernels_requested: batch.len() as u64,
+            keys_derived: derived,
             ..Census::default()
         };
         let mut answers: Vec<Answer<B::Program>> = keyed

@@ -34,12 +34,20 @@ pub fn program_entry_key(id: &Digest) -> Vec<u8> {
 /// The bytes of program `id`, only if they hash to `id`. Bytes that do not
 /// are removed from the store and reported as [`StoreError::Forged`]: the
 /// caller counts it and compiles instead.
+///
+/// Bytes equal to ones this process already found to hash to `id` are not
+/// hashed again (a bounded per-process memo): equality with verified bytes
+/// is the same proof, at memory speed.
 pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, StoreError> {
     let key = program_entry_key(id);
     let Some(bytes) = store.get(&key)? else {
         return Ok(None);
     };
+    if verified::holds(id, &bytes) {
+        return Ok(Some(bytes));
+    }
     if program_id(&bytes) == *id {
+        verified::remember(id, &bytes);
         return Ok(Some(bytes));
     }
     if let Err(e) = store.remove(&key) {
@@ -48,6 +56,54 @@ pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, S
     Err(StoreError::Forged {
         what: entry_name(&key),
     })
+}
+
+/// Program bytes this process verified against their id, kept to compare
+/// the next read of the same program with: two generations of at most
+/// [`verified::MAX_BYTES`] each (a full one becomes the previous one, the
+/// older is dropped).
+pub(crate) mod verified {
+    use crate::key::Digest;
+    use rustc_hash::FxHashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+    /// Program bytes per generation.
+    pub const MAX_BYTES: usize = 16 << 20;
+
+    #[derive(Default)]
+    struct Memo {
+        current: FxHashMap<Digest, Arc<[u8]>>,
+        previous: FxHashMap<Digest, Arc<[u8]>>,
+        bytes: usize,
+    }
+
+    fn memo() -> &'static Mutex<Memo> {
+        static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+        MEMO.get_or_init(Default::default)
+    }
+
+    /// Whether `bytes` equal bytes already verified to hash to `id`.
+    pub fn holds(id: &Digest, bytes: &[u8]) -> bool {
+        let m = memo().lock().unwrap_or_else(PoisonError::into_inner);
+        m.current
+            .get(id)
+            .or_else(|| m.previous.get(id))
+            .is_some_and(|v| **v == *bytes)
+    }
+
+    /// Remembers `bytes`, just verified to hash to `id`.
+    pub fn remember(id: &Digest, bytes: &[u8]) {
+        if bytes.len() > MAX_BYTES {
+            return;
+        }
+        let mut m = memo().lock().unwrap_or_else(PoisonError::into_inner);
+        if m.bytes + bytes.len() > MAX_BYTES {
+            m.previous = std::mem::take(&mut m.current);
+            m.bytes = 0;
+        }
+        m.bytes += bytes.len();
+        m.current.insert(*id, Arc::from(bytes));
+    }
 }
 
 /// Where a kernel's record is stored.
@@ -154,6 +210,30 @@ mod tests {
         ));
         assert_eq!(store.get(&program_entry_key(&id)).unwrap(), None, "removed");
         assert_eq!(load_program(&store, &id).unwrap(), None);
+    }
+
+    #[test]
+    fn forged_bytes_are_refused_after_the_genuine_ones_were_verified() {
+        let store = MemoryStore::new(1 << 20);
+        let id = program_id(b"genuine, verified once");
+        store
+            .put(&program_entry_key(&id), b"genuine, verified once")
+            .unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                load_program(&store, &id).unwrap().as_deref(),
+                Some(&b"genuine, verified once"[..])
+            );
+        }
+        assert!(verified::holds(&id, b"genuine, verified once"));
+        // Same length, one byte off: not the verified bytes, hashed, refused.
+        store
+            .put(&program_entry_key(&id), b"genuine, verified oncf")
+            .unwrap();
+        assert!(matches!(
+            load_program(&store, &id),
+            Err(StoreError::Forged { .. })
+        ));
     }
 
     #[test]

@@ -2,8 +2,18 @@
 
 use crate::key::{digest_parts_raw, Digest};
 
-/// First bytes of every entry file.
-pub(crate) const MAGIC: &[u8; 8] = b"kcache\x01\n";
+/// First bytes of every entry file this version writes; its checksum is
+/// xxh3-128.
+pub(crate) const MAGIC: &[u8; 8] = b"kcache\x02\n";
+
+/// First bytes of an entry written before version 2, whose checksum is
+/// blake3: still read (and verified), never written.
+pub(crate) const MAGIC_V1: &[u8; 8] = b"kcache\x01\n";
+
+/// Whether `bytes` is the magic of an entry this version reads.
+pub(crate) fn is_magic(bytes: &[u8]) -> bool {
+    bytes == MAGIC || bytes == MAGIC_V1
+}
 
 /// Bytes before the key.
 pub(crate) const HEADER_LEN: usize = 56;
@@ -18,9 +28,18 @@ pub(crate) fn name_digest(key: &[u8]) -> Digest {
     digest_parts_raw([b"kcache-store-entry".as_slice(), key])
 }
 
-/// The checksum of a payload.
+/// The checksum of a payload, as this version writes it: xxh3-128, little
+/// endian, then 16 zero bytes.
+///
+/// It guards against damage (a torn or flipped write, a truncation), not
+/// against someone who can write the store: they could recompute any unkeyed
+/// checksum, blake3 included. What a forger must not pass is checked where it
+/// matters, with blake3: a program's bytes against the id its record names
+/// (`resolve::stored`), a key against the file's name.
 pub(crate) fn checksum(payload: &[u8]) -> [u8; 32] {
-    *blake3::hash(payload).as_bytes()
+    let mut sum = [0; 32];
+    sum[..16].copy_from_slice(&xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes());
+    sum
 }
 
 /// The header and key of an entry holding `payload`; the payload follows.
@@ -41,12 +60,23 @@ pub(crate) struct Header {
     pub key_len: usize,
     pub payload_len: u64,
     pub checksum: [u8; 32],
+    /// Written before version 2: a blake3 checksum.
+    pub v1: bool,
 }
 
 impl Header {
     /// The file size this header promises.
     pub fn file_len(&self) -> u64 {
         HEADER_LEN as u64 + self.key_len as u64 + self.payload_len
+    }
+
+    /// Whether `payload` matches the checksum, by the entry's own algorithm.
+    pub fn verifies(&self, payload: &[u8]) -> bool {
+        if self.v1 {
+            *blake3::hash(payload).as_bytes() == self.checksum
+        } else {
+            checksum(payload) == self.checksum
+        }
     }
 }
 
@@ -89,10 +119,12 @@ pub(crate) fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, Damage
     if file_len < HEADER_LEN as u64 || bytes.len() < HEADER_LEN {
         return Err(Damage::Truncated { len: file_len });
     }
-    if &bytes[..8] != MAGIC {
+    if !is_magic(&bytes[..8]) {
         return Err(Damage::BadMagic);
     }
-    if bytes[12..16] != [0; 4] {
+    let v1 = &bytes[..8] == MAGIC_V1;
+    // Version 2's checksum leaves its last 16 bytes zero.
+    if bytes[12..16] != [0; 4] || (!v1 && bytes[40..56] != [0; 16]) {
         return Err(Damage::Reserved);
     }
     let key_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
@@ -102,6 +134,7 @@ pub(crate) fn parse_header(bytes: &[u8], file_len: u64) -> Result<Header, Damage
         key_len,
         payload_len,
         checksum,
+        v1,
     };
     let expected = (HEADER_LEN as u64)
         .checked_add(key_len as u64)
@@ -127,7 +160,36 @@ mod tests {
         assert_eq!(h.key_len, 3);
         assert_eq!(h.payload_len, 7);
         assert_eq!(h.checksum, checksum(b"payload"));
+        assert!(h.verifies(b"payload"));
+        assert!(!h.verifies(b"payloae"));
+        assert!(!h.v1);
         assert_eq!(&head[HEADER_LEN..], b"key");
+    }
+
+    #[test]
+    fn a_version_1_entry_is_verified_by_blake3() {
+        let mut head = encode_head(b"key", b"payload");
+        head[..8].copy_from_slice(MAGIC_V1);
+        head[24..56].copy_from_slice(blake3::hash(b"payload").as_bytes());
+        let h = parse_header(&head, (head.len() + 7) as u64).unwrap();
+        assert!(h.v1);
+        assert!(h.verifies(b"payload"));
+        assert!(!h.verifies(b"payloae"));
+        // A version-2 checksum under a version-1 magic is damage.
+        let mut wrong = encode_head(b"key", b"payload");
+        wrong[..8].copy_from_slice(MAGIC_V1);
+        let h = parse_header(&wrong, (wrong.len() + 7) as u64).unwrap();
+        assert!(!h.verifies(b"payload"));
+    }
+
+    #[test]
+    fn a_version_2_checksum_with_its_tail_set_is_damage() {
+        let mut head = encode_head(b"k", b"v");
+        head[55] = 1;
+        assert_eq!(
+            parse_header(&head, (head.len() + 1) as u64),
+            Err(Damage::Reserved)
+        );
     }
 
     #[test]

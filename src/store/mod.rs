@@ -40,14 +40,20 @@
 //!
 //! ```text
 //! offset  size  field
-//!      0     8  magic "kcache\x01\n"
+//!      0     8  magic "kcache\x02\n"
 //!      8     4  key length, u32 little endian
 //!     12     4  reserved, zero
 //!     16     8  payload length, u64 little endian
-//!     24    32  blake3 of the payload
+//!     24    16  xxh3-128 of the payload, little endian
+//!     40    16  reserved, zero
 //!     56     k  the key
 //!   56+k     n  the payload
 //! ```
+//!
+//! The checksum guards against damage, not forgery (see
+//! [`crate::resolve::stored`]). An entry with magic `"kcache\x01\n"` (written
+//! before the checksum changed) has blake3 of the payload in bytes 24..56:
+//! it is still read and verified, never written.
 //!
 //! A read checks that the file is a regular file no larger than the cap or
 //! [`MAX_ENTRY_BYTES`] (before reading any of it), the magic, that the

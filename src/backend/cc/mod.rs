@@ -102,7 +102,7 @@ use crate::backend::shared::is_gnu_identifier as is_identifier;
 use crate::backend::workdir::{self, PrivateDir};
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
-    Language, Launch,
+    KeyValidity, Language, Launch,
 };
 use crate::cache::guarded::{GuardedError, KernelCache};
 use crate::key::{Digest, PartsHasher, Source};
@@ -756,11 +756,17 @@ impl Backend for CcBackend {
             .uncacheable
             .clone()
             .or_else(|| scanned.closure.uncacheable.clone());
+        // The extras are a function of the base and the closure (and the
+        // text): they hold while both do, re-stat-ed once per keying batch.
+        let digests = vec![base.digest, scanned.closure.digest];
+        let closure = Arc::clone(&scanned.closure);
+        let validity = KeyValidity::new(move || base.holds() && closure.holds());
         Ok(KeyExtras {
-            digests: vec![base.digest, scanned.closure.digest],
+            digests,
             macros: merged.macros,
             position_macros: merged.positional,
             uncacheable,
+            validity: Some(validity),
         })
     }
 

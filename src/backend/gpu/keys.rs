@@ -355,6 +355,9 @@ pub(crate) fn key_extras(
         macros: merged.macros,
         position_macros: merged.positional,
         uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
+        // The search depends on the working directory, read per call: asked
+        // again on every keying.
+        validity: None,
     })
 }
 

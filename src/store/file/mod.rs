@@ -5,7 +5,7 @@
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -24,16 +24,32 @@ impl FileStore {
         name: &dyn Fn(&[u8]) -> bool,
         want_payload: bool,
     ) -> io::Result<Outcome> {
-        let mut r = file;
         if len < HEADER_LEN as u64 {
             return Ok(Outcome::Damaged(Damage::Truncated { len }));
         }
-        // The header and the key we expect in one read: hits are syscalls.
+        // The header, the key we expect and the payload in one read: a hit
+        // is one `preadv`, into a buffer of the size the file promises.
         let guess = expect
             .map_or(0, <[u8]>::len)
             .min((len - HEADER_LEN as u64) as usize);
         let mut head = vec![0u8; HEADER_LEN + guess];
-        r.read_exact(&mut head)?;
+        let rest = if want_payload {
+            (len - head.len() as u64) as usize
+        } else {
+            0
+        };
+        let mut payload = Vec::new();
+        payload
+            .try_reserve_exact(rest)
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let got = read_at(file, 0, &mut head, &mut payload, rest)?;
+        if got < head.len() {
+            // The file shrank under us: someone truncated it in place.
+            return Ok(Outcome::Damaged(Damage::LengthMismatch {
+                expected: len,
+                actual: got as u64,
+            }));
+        }
         let h: Header = match entry::parse_header(&head, len) {
             Ok(h) => h,
             Err(d) => return Ok(Outcome::Damaged(d)),
@@ -41,9 +57,17 @@ impl FileStore {
         let key = if h.key_len == guess {
             head.split_off(HEADER_LEN)
         } else {
+            // Not the key we expected: what followed the guess is not the
+            // payload either.
+            payload.clear();
             let mut key = vec![0u8; h.key_len];
-            r.seek(SeekFrom::Start(HEADER_LEN as u64))?;
-            r.read_exact(&mut key)?;
+            let got = read_at(file, HEADER_LEN as u64, &mut key, &mut Vec::new(), 0)?;
+            if got < key.len() {
+                return Ok(Outcome::Damaged(Damage::LengthMismatch {
+                    expected: h.file_len(),
+                    actual: (HEADER_LEN + got) as u64,
+                }));
+            }
             key
         };
         if expect != Some(&key[..]) {
@@ -60,11 +84,13 @@ impl FileStore {
                 payload: Vec::new(),
             });
         }
-        let mut payload = Vec::new();
-        payload
-            .try_reserve_exact(h.payload_len as usize)
-            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        r.take(h.payload_len).read_to_end(&mut payload)?;
+        if h.key_len != guess {
+            payload
+                .try_reserve_exact(h.payload_len as usize)
+                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+            let at = (HEADER_LEN + h.key_len) as u64;
+            read_at(file, at, &mut [], &mut payload, h.payload_len as usize)?;
+        }
         if payload.len() as u64 != h.payload_len {
             // The file shrank under us: someone truncated it in place.
             return Ok(Outcome::Damaged(Damage::LengthMismatch {
@@ -72,7 +98,7 @@ impl FileStore {
                 actual: HEADER_LEN as u64 + h.key_len as u64 + payload.len() as u64,
             }));
         }
-        if entry::checksum(&payload) != h.checksum {
+        if !h.verifies(&payload) {
             return Ok(Outcome::Damaged(Damage::ChecksumMismatch));
         }
         Ok(Outcome::Entry { key, payload })
@@ -129,10 +155,17 @@ impl FileStore {
             .map_err(|e| StoreError::io("read", &path, e))?;
         match read {
             Outcome::Entry { payload, .. } => {
-                // Stamped through the descriptor: only the file just read.
-                if let Err(e) = io.set_atime(&file, self.opts.clock.now()) {
-                    tracing::debug!(path = %path.display(), error = %e,
-                        "kcache store: could not stamp access time");
+                // Stamped through the descriptor: only the file just read;
+                // and not again within ATIME_GRAIN of its last stamp.
+                let now = self.opts.clock.now();
+                let recent = now
+                    .checked_sub(ATIME_GRAIN)
+                    .is_some_and(|since| stamped_since(&meta, since));
+                if !recent {
+                    if let Err(e) = io.set_atime(&file, now) {
+                        tracing::debug!(path = %path.display(), error = %e,
+                            "kcache store: could not stamp access time");
+                    }
                 }
                 self.counters.hit();
                 Ok(Some(payload))
@@ -208,7 +241,7 @@ impl FileStore {
         let mut head = [0u8; HEADER_LEN];
         file.read_exact_at(&mut head, 0).ok()?;
         let key_len = u32::from_le_bytes(head[8..12].try_into().ok()?) as u64;
-        if &head[..8] != entry::MAGIC || HEADER_LEN as u64 + key_len > len {
+        if !entry::is_magic(&head[..8]) || HEADER_LEN as u64 + key_len > len {
             return None;
         }
         let mut key = vec![0u8; key_len as usize];
@@ -247,5 +280,96 @@ impl FileStore {
             }
         }
         Ok(out)
+    }
+}
+
+/// How close to a hit an entry's last stamp may be for the hit to leave it:
+/// hits that close together are one use as far as the LRU can tell (file
+/// times are that coarse anyway), and a hot entry costs no `futimens` each.
+const ATIME_GRAIN: Duration = Duration::from_millis(100);
+
+/// Whether the file's access time is at or after `since`.
+fn stamped_since(meta: &Metadata, since: SystemTime) -> bool {
+    let Ok(secs) = u64::try_from(meta.atime()) else {
+        return false;
+    };
+    UNIX_EPOCH + Duration::new(secs, meta.atime_nsec().clamp(0, 999_999_999) as u32) >= since
+}
+
+/// Reads `file` from offset `at`: first `head` in full, then up to `want`
+/// bytes appended to `tail` (which has room for them), with as few
+/// `preadv` calls as the kernel allows; stops early only at end of file.
+/// Answers how many bytes of `head` were filled.
+fn read_at(
+    file: &File,
+    at: u64,
+    head: &mut [u8],
+    tail: &mut Vec<u8>,
+    want: usize,
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    assert!(tail.capacity() - tail.len() >= want, "room for the tail");
+    let start = tail.len();
+    let mut filled = 0;
+    loop {
+        let tail_room = want - (tail.len() - start);
+        if filled == head.len() && tail_room == 0 {
+            return Ok(filled);
+        }
+        let spare = tail.spare_capacity_mut();
+        let iov = [
+            libc::iovec {
+                iov_base: head[filled..].as_mut_ptr().cast(),
+                iov_len: head.len() - filled,
+            },
+            libc::iovec {
+                iov_base: spare.as_mut_ptr().cast(),
+                iov_len: tail_room,
+            },
+        ];
+        let offset = at + (filled + tail.len() - start) as u64;
+        // SAFETY: both buffers are valid for writes of their lengths (the
+        // tail's is spare capacity of `tail`), and the kernel writes at most
+        // that many bytes, filling them in order.
+        let n = unsafe { libc::preadv(file.as_raw_fd(), iov.as_ptr(), 2, offset as libc::off_t) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Ok(filled);
+        }
+        let n = n as usize;
+        let into_head = n.min(head.len() - filled);
+        filled += into_head;
+        // SAFETY: the kernel initialised the first `n - into_head` bytes of
+        // the tail's spare capacity (the head's iovec is filled first).
+        unsafe { tail.set_len(tail.len() + n - into_head) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_at_fills_the_head_then_the_tail_and_stops_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let bytes: Vec<u8> = (0..200u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let f = File::open(&p).unwrap();
+        let mut head = [0u8; 10];
+        let mut tail = Vec::with_capacity(300);
+        assert_eq!(read_at(&f, 5, &mut head, &mut tail, 300).unwrap(), 10);
+        assert_eq!(&head[..], &bytes[5..15]);
+        assert_eq!(tail, &bytes[15..]);
+        let mut head = [0u8; 10];
+        let mut tail = Vec::with_capacity(4);
+        assert_eq!(read_at(&f, 195, &mut head, &mut tail, 4).unwrap(), 5);
+        assert!(tail.is_empty());
     }
 }

@@ -209,15 +209,47 @@ impl Validation {
             return false;
         }
         let clock = now();
-        let ok = self
-            .entries
-            .iter()
-            .all(|(path, id)| StatId::of(path) == *id && !id.is_some_and(|i| i.is_recent()));
+        let ok = self.entries.iter().all(|(path, id)| {
+            stat_in_batch(batch, path) == *id && !id.is_some_and(|i| i.is_recent())
+        });
         if ok {
             self.checked.fetch_max(clock, Ordering::SeqCst);
         }
         ok
     }
+}
+
+/// Stats by path, hashed as bytes (`Path`'s own hash walks components).
+type BatchStats = FxHashMap<std::ffi::OsString, Option<StatId>>;
+
+thread_local! {
+    /// The stats taken in this thread's current batch, by path: validations
+    /// sharing a file or directory (every closure and the base share the
+    /// search directories) stat it once per batch.
+    static BATCH_STATS: std::cell::RefCell<(u64, BatchStats)> =
+        std::cell::RefCell::new((0, FxHashMap::default()));
+}
+
+/// `path`'s identity, taken at most once per batch (every time outside one):
+/// a stat taken earlier in the batch came after the batch began, which is all
+/// a batch promises (see [`Validation::holds`]).
+fn stat_in_batch(batch: Option<u64>, path: &Path) -> Option<StatId> {
+    let Some(b) = batch else {
+        return StatId::of(path);
+    };
+    BATCH_STATS.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.0 != b {
+            cell.0 = b;
+            cell.1.clear();
+        }
+        if let Some(id) = cell.1.get(path.as_os_str()) {
+            return *id;
+        }
+        let id = StatId::of(path);
+        cell.1.insert(path.as_os_str().to_owned(), id);
+        id
+    })
 }
 
 /// The clock, read before a computation's first stat.
