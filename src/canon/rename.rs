@@ -227,7 +227,7 @@ impl Renamer {
             .collect();
         if self.infer {
             for d in pass.binding.declared() {
-                if !matches!(pass.taken.get(d.as_ref()), Some(Taken::Renamed(_)))
+                if !matches!(pass.known(d), Some(Taken::Renamed(_)))
                     && !pass.refused.iter().any(|(n, _)| n == d)
                 {
                     kept.push((lossy(d), pass.why(d)));
@@ -436,7 +436,10 @@ struct Pass<'r, 't, 'k> {
     text: &'t [u8],
     prefix: Vec<u8>,
     marked: bool,
+    /// Decisions for names met only in comments (by spelling).
     taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// Decisions for names the binder met outside comments, by its id.
+    by_id: Vec<Option<Taken>>,
     /// Renamed names in order of first occurrence (the token included),
     /// kept only when `record` is set.
     order: Vec<(Cow<'t, [u8]>, Taken)>,
@@ -482,12 +485,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             text,
             prefix,
             marked,
-            // Most kernels bind a few hundred names at most: size for that.
-            // About one distinct name per 64 bytes in generated kernels.
-            taken: FxHashMap::with_capacity_and_hasher(
-                (text.len() / 64).max(16),
-                Default::default(),
-            ),
+            taken: FxHashMap::default(),
+            by_id: vec![None; binding.name_count()],
             order: Vec::new(),
             record: false,
             renamed: 0,
@@ -503,6 +502,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             refused: Vec::new(),
             inferred: Vec::new(),
             inferred_all: FxHashSet::default(),
+        }
+    }
+
+    /// The decision taken for `name`, if it was met.
+    fn known(&self, name: &[u8]) -> Option<Taken> {
+        match self.binding.id(name) {
+            Some(id) => self.by_id[id as usize],
+            None => self.taken.get(name).copied(),
         }
     }
 
@@ -537,14 +544,17 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        // The binder's lexing of the text, reused: one lexing per text.
+        // The binder's lexing of the text, reused: one lexing per text, and
+        // its ids for the names in code, so no name there is hashed again.
         let binding = self.binding.clone();
+        let mut ids = binding.code_ids().iter();
         for (kind, span, spliced) in binding.tokens().iter().cloned() {
             match kind {
                 TokenKind::Ident => {
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
-                    self.name(span.start, span.end, after_member, spliced);
+                    let id = ids.next().copied();
+                    self.name(span.start, span.end, after_member, spliced, id);
                     after_member = template;
                 }
                 TokenKind::LineComment
@@ -562,24 +572,37 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// else there (quotes included) means anything.
     fn comment(&mut self, start: usize, end: usize) {
         for_each_comment_word(&self.text[start..end], |span, spliced| {
-            self.name(start + span.start, start + span.end, false, spliced)
+            self.name(start + span.start, start + span.end, false, spliced, None)
         });
     }
 
     /// An identifier at a renamable position (`member`: right after `.`,
-    /// `->` or `::`, where it is kept).
+    /// `->` or `::`, where it is kept). `id`: the binder's id for it, when
+    /// it stands in code.
     #[inline]
-    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool) {
+    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool, id: Option<u32>) {
         let text = self.text;
         let spelled = if spliced {
             spelling(&text[start..end])
         } else {
             Cow::Borrowed(&text[start..end])
         };
+        let id = id.or_else(|| self.binding.id(&spelled));
+        let known = match id {
+            Some(id) => self.by_id[id as usize],
+            None => self.taken.get(spelled.as_ref()).copied(),
+        };
+        if !member && self.kept.is_none() {
+            // The common case: a name whose decision is taken.
+            if let Some(Taken::Keep { collides }) = known {
+                self.collision |= collides;
+                return;
+            }
+        }
         let taken = if member {
-            let elsewhere = match self.taken.get(spelled.as_ref()) {
-                Some(&t) => t,
-                None => self.take(spelled.clone()),
+            let elsewhere = match known {
+                Some(t) => t,
+                None => self.take(spelled.clone(), id),
             };
             // The rules' names keep their old member rule; an inferred name
             // was verified by the binder, which keeps any member the kernel
@@ -591,9 +614,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 collides: self.kept_collides(&spelled),
             }
         } else {
-            match self.taken.get(spelled.as_ref()) {
-                Some(&t) => t,
-                None => self.take(spelled.clone()),
+            match known {
+                Some(t) => t,
+                None => self.take(spelled.clone(), id),
             }
         };
         if let Taken::Keep { collides } = taken {
@@ -629,16 +652,19 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         }
     }
 
-    /// Takes the decision for a spelling met for the first time.
-    fn take(&mut self, spelled: Cow<'t, [u8]>) -> Taken {
-        let decision = if self.keep.contains(&spelled) {
+    /// Takes the decision for a spelling met for the first time (`id`: the
+    /// binder's, when it has one).
+    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+        let verdict = match id {
+            Some(id) => self.binding.verdict_id(id),
+            None => self.binding.verdict(&spelled),
+        };
+        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
             Decision::Never
         } else {
             match self.renamer.decide(&spelled) {
                 // A name is renamed only when the binder verified it.
-                Decision::Rename
-                    if self.renamer.verify && self.binding.verdict(&spelled).is_err() =>
-                {
+                Decision::Rename if self.renamer.verify && verdict.is_err() => {
                     if self.record {
                         let why = self.why(&spelled);
                         self.refused.push((spelled.clone(), why));
@@ -647,8 +673,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 }
                 Decision::Keep
                     if self.renamer.infer
-                        && self.binding.verdict(&spelled).is_ok()
-                        && self.binding.declares(&spelled) =>
+                        && verdict.is_ok()
+                        && id.is_some_and(|id| self.binding.declares_id(id)) =>
                 {
                     if self.record {
                         self.inferred.push(spelled.clone());
@@ -681,7 +707,12 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         if self.record && !matches!(taken, Taken::Keep { .. }) {
             self.order.push((spelled.clone(), taken));
         }
-        self.taken.insert(spelled, taken);
+        match id {
+            Some(id) => self.by_id[id as usize] = Some(taken),
+            None => {
+                self.taken.insert(spelled, taken);
+            }
+        }
         taken
     }
 

@@ -43,6 +43,7 @@
 
 mod keywords;
 pub mod neutral;
+mod runs;
 pub mod sink;
 pub mod tokens;
 mod typedefs;
@@ -132,6 +133,10 @@ pub struct Binding<'t> {
     functions: Vec<Cow<'t, [u8]>>,
     /// Every token but blanks, comments included.
     tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
+    /// The id of each identifier token in [`Binding::tokens`], in order.
+    code_ids: Vec<u32>,
+    /// Each name's spelling, by id.
+    names: Vec<Cow<'t, [u8]>>,
     /// Why nothing in the text is verified, if nothing is.
     pub whole: Option<String>,
 }
@@ -147,6 +152,43 @@ impl<'t> Binding<'t> {
             Some(&id) => self.verdicts[id as usize].unwrap_or(Ok(())),
             None => Ok(()),
         }
+    }
+
+    /// [`Binding::verdict`] by id (see [`Binding::code_ids`]).
+    #[inline]
+    pub fn verdict_id(&self, id: u32) -> Result<(), Reason> {
+        if self.whole.is_some() {
+            return Err(Reason::Whole);
+        }
+        self.verdicts
+            .get(id as usize)
+            .copied()
+            .flatten()
+            .unwrap_or(Ok(()))
+    }
+
+    /// [`Binding::declares`] by id.
+    #[inline]
+    pub fn declares_id(&self, id: u32) -> bool {
+        self.is_declared.get(id as usize) == Some(&true)
+    }
+
+    /// The id of `name`, if the text names it outside comments.
+    pub fn id(&self, name: &[u8]) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// How many distinct names the text has outside comments (ids run
+    /// below this).
+    pub fn name_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The id of every identifier token in [`Binding::tokens`], in order:
+    /// the `k`th identifier token's spelling (splices removed) has id
+    /// `code_ids()[k]`.
+    pub fn code_ids(&self) -> &[u32] {
+        &self.code_ids
     }
 
     /// Byte ranges `[start, end)` of the top-level items the grammar did
@@ -210,13 +252,34 @@ pub fn bind_lexed<'t>(
     tokens: Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Binding<'t> {
+    bind_with(text, tokens, macros, true)
+}
+
+/// [`bind_lexed`], with expression runs collapsed before parsing (see
+/// [`runs`]) or not: the same binding either way, as a test checks.
+fn bind_with<'t>(
+    text: &'t [u8],
+    tokens: Lexed,
+    macros: Option<&crate::canon::MacroNames>,
+    collapse: bool,
+) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
+    if collapse {
+        a.toks = runs::collapse(std::mem::take(&mut a.toks));
+    }
+    debug_assert_eq!(
+        a.code_ids.len(),
+        a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
+    );
     let mut binding = Binding {
         whole: a.whole.clone(),
         tokens: std::mem::take(&mut a.all),
+        code_ids: std::mem::take(&mut a.code_ids),
         ..Binding::default()
     };
     if binding.whole.is_some() {
+        binding.names = std::mem::take(&mut a.names);
+        binding.index = std::mem::take(&mut a.index);
         return binding;
     }
     let sink = RefCell::new(Sink {
@@ -270,12 +333,15 @@ pub fn bind_lexed<'t>(
             .any(|d| d.kind == DeclKind::Typedef && d.to == PENDING)
     {
         binding.whole = Some("its typedef names are not told apart from other names".into());
+        binding.names = a.names;
+        binding.index = a.index;
         return binding;
     }
     resolve_pending(&mut sink);
     judge(&mut a, &sink, &unparsed, &mut binding);
     binding.unparsed = unparsed;
     binding.index = a.index;
+    binding.names = a.names;
     binding
 }
 
@@ -406,7 +472,7 @@ fn judge<'t>(
     decls.sort_unstable_by_key(|d| d.at);
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
-    let mut scopes: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    let mut bound: Vec<(u32, usize, usize)> = Vec::new();
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
     let mut cond = Ranges {
@@ -432,12 +498,22 @@ fn judge<'t>(
                     is_declared[id.id as usize] = true;
                     b.declared.push(a.names[id.id as usize].clone());
                 }
-                scopes[id.id as usize].push((decl.from, decl.to));
+                bound.push((id.id, decl.from, decl.to));
             }
             DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
             DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
         }
     }
+    // Each name's scopes as one slice of a flat list (no list per name).
+    bound.sort_unstable_by_key(|b| b.0);
+    let mut first = vec![0u32; n + 1];
+    for b in &bound {
+        first[b.0 as usize + 1] += 1;
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let scopes = |id: u32| &bound[first[id as usize] as usize..first[id as usize + 1] as usize];
     // Then every occurrence.
     let never = merge(sink.never.clone());
     let unparsed = merge(unparsed.to_vec());
@@ -465,9 +541,9 @@ fn judge<'t>(
         } else if declaring[k] {
             None
         } else {
-            let bound = scopes[id.id as usize]
+            let bound = scopes(id.id)
                 .iter()
-                .any(|&(from, to)| from <= id.at && id.at < to);
+                .any(|&(_, from, to)| from <= id.at && id.at < to);
             (!bound).then_some(Reason::Free)
         };
         match reason {
