@@ -12,7 +12,8 @@
 //!
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
-//! `.template` too); anything inside `[[...]]`, a preprocessor line, a string
+//! `.template` too), and a member's own name in a struct body the binder
+//! reads ([`super::bind::Binding::member_declarators`]); anything inside `[[...]]`, a preprocessor line, a string
 //! or character literal; nothing at all in a kernel with a lexical error (see
 //! "Raw keying" below). A name the rules would rename
 //! that also stands after a member operator somewhere in the kernel is kept
@@ -418,13 +419,17 @@ enum Decision {
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
 /// canonical name's number.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Taken {
     /// Kept; whether it could be mistaken for a canonical name or the token.
     Keep {
         collides: bool,
     },
     Token,
+    /// To be renamed, but met only as a member so far: numbered where first
+    /// met as a name of the kernel, so a member spelled like it does not
+    /// move the numbering.
+    Pending,
     Renamed(usize),
 }
 
@@ -548,13 +553,22 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // its ids for the names in code, so no name there is hashed again.
         let binding = self.binding.clone();
         let mut ids = binding.code_ids().iter();
+        // A struct member's own declarator is kept like a member access.
+        let mut members = binding.member_declarators().iter().peekable();
         for (kind, span, spliced) in binding.tokens().iter().cloned() {
             match kind {
                 TokenKind::Ident => {
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
                     let id = ids.next().copied();
-                    self.name(span.start, span.end, after_member, spliced, id);
+                    let declarator = members.next_if_eq(&&span.start).is_some();
+                    self.name(
+                        span.start,
+                        span.end,
+                        after_member || declarator,
+                        spliced,
+                        id,
+                    );
                     after_member = template;
                 }
                 TokenKind::LineComment
@@ -602,11 +616,12 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let taken = if member {
             let elsewhere = match known {
                 Some(t) => t,
-                None => self.take(spelled.clone(), id),
+                None => self.take(spelled.clone(), id, true),
             };
             // The rules' names keep their old member rule; an inferred name
-            // was verified by the binder, which keeps any member the kernel
-            // declares (it stands in a struct body).
+            // was verified by the binder, and a member the kernel declares
+            // stands in a struct body, kept as written there (a member
+            // declarator) or kept with every name in it.
             if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
                 self.member_conflicts.insert(spelled.clone());
             }
@@ -615,8 +630,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
         } else {
             match known {
+                Some(Taken::Pending) => self.number(spelled.clone(), id),
                 Some(t) => t,
-                None => self.take(spelled.clone(), id),
+                None => self.take(spelled.clone(), id, false),
             }
         };
         if let Taken::Keep { collides } = taken {
@@ -637,7 +653,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     #[inline]
     fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
         match taken {
-            Taken::Keep { .. } => {}
+            Taken::Keep { .. } | Taken::Pending => {}
             Taken::Token if self.marked => {
                 out.extend_from_slice(&self.prefix);
                 out.push(b'0');
@@ -653,8 +669,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     /// Takes the decision for a spelling met for the first time (`id`: the
-    /// binder's, when it has one).
-    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+    /// binder's, when it has one; `member`: met as a member).
+    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
         let verdict = match id {
             Some(id) => self.binding.verdict_id(id),
             None => self.binding.verdict(&spelled),
@@ -696,24 +712,37 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 }
                 Taken::Token
             }
-            Decision::Rename => {
-                self.renamed += 1;
-                self.names.extend_from_slice(&self.prefix);
-                push_decimal(&mut self.names, self.renamed);
-                self.ends.push(self.names.len());
-                Taken::Renamed(self.renamed)
-            }
+            Decision::Rename if member => Taken::Pending,
+            Decision::Rename => return self.number(spelled, id),
         };
-        if self.record && !matches!(taken, Taken::Keep { .. }) {
+        if self.record && taken == Taken::Token {
             self.order.push((spelled.clone(), taken));
         }
+        self.store(spelled, id, taken);
+        taken
+    }
+
+    /// Gives a name to be renamed its canonical number.
+    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+        self.renamed += 1;
+        self.names.extend_from_slice(&self.prefix);
+        push_decimal(&mut self.names, self.renamed);
+        self.ends.push(self.names.len());
+        let taken = Taken::Renamed(self.renamed);
+        if self.record {
+            self.order.push((spelled.clone(), taken));
+        }
+        self.store(spelled, id, taken);
+        taken
+    }
+
+    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
         match id {
             Some(id) => self.by_id[id as usize] = Some(taken),
             None => {
                 self.taken.insert(spelled, taken);
             }
         }
-        taken
     }
 
     /// Whether a kept name could be read back as a canonical name or as the

@@ -14,14 +14,16 @@
 //! where a renaming could not follow it or something outside the text may
 //! name it: in a directive (so a name the text `#define`s is never verified;
 //! a function-like macro's own parameters and a header name excepted), an
-//! attribute, `asm`, `_Pragma`, an argument of a macro whose body may
-//! stringize it (one the text defines with `#`, or one the backend reports
-//! whose body is not seen), as a struct, union or enum tag or inside such a
-//! body, in an item the grammar could not parse, declared with linkage (file
-//! scope, `extern`, a function) or as a typedef, or declared between
-//! conditional directives. A name after a member operator (`p->x`) is no
-//! occurrence of a binding and counts neither way: renaming never reaches it,
-//! and a member the kernel declares stands in a struct body. A macro the text
+//! attribute, `asm` (but for its operands' C expressions, which are code),
+//! `_Pragma`, an argument of a macro whose body may stringize it (one the
+//! text defines with `#`, or one the backend reports whose body is not seen),
+//! as a struct, union or enum tag or inside such a body, in an item the
+//! grammar could not parse, declared with linkage (file scope, `extern`, a
+//! function) or as a typedef, or declared between conditional directives. A
+//! name after a member operator (`p->x`) is no occurrence of a binding and
+//! counts neither way: renaming never reaches it. Nor is a member's own name
+//! in a plain struct body, which the renamer keeps as written
+//! ([`Binding::member_declarators`]). A macro the text
 //! defines with `##`, a block-scope typedef or a lexical error gives up the
 //! whole text ([`Binding::whole`]).
 //!
@@ -41,7 +43,9 @@
 //! and its uses alike. Anything the grammar cannot parse keeps its names as
 //! written: not renaming is always sound.
 
+mod asm;
 mod keywords;
+mod members;
 pub mod neutral;
 mod runs;
 pub mod sink;
@@ -137,6 +141,9 @@ pub struct Binding<'t> {
     code_ids: Vec<u32>,
     /// Each name's spelling, by id.
     names: Vec<Cow<'t, [u8]>>,
+    /// Where each member declarator of a plain struct body starts (sorted):
+    /// see [`Binding::member_declarators`].
+    members: Vec<usize>,
     /// Why nothing in the text is verified, if nothing is.
     pub whole: Option<String>,
 }
@@ -182,6 +189,13 @@ impl<'t> Binding<'t> {
     /// below this).
     pub fn name_count(&self) -> usize {
         self.names.len()
+    }
+
+    /// Where each struct or union member's name stands in a plain body
+    /// (sorted byte offsets): a name in the struct's own namespace, which
+    /// the renamer keeps as written, like a name after a member operator.
+    pub fn member_declarators(&self) -> &[usize] {
+        &self.members
     }
 
     /// The id of every identifier token in [`Binding::tokens`], in order:
@@ -264,6 +278,7 @@ fn bind_with<'t>(
     collapse: bool,
 ) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
+    let members = exempt_members(&mut a, macros);
     if collapse {
         a.toks = runs::collapse(std::mem::take(&mut a.toks));
     }
@@ -342,7 +357,67 @@ fn bind_with<'t>(
     binding.unparsed = unparsed;
     binding.index = a.index;
     binding.names = a.names;
+    binding.members = members;
     binding
+}
+
+/// Marks the member declarators of plain struct bodies as members (see
+/// [`members`]) and returns where they stand. Not exempt: a body whose
+/// specifier words are macros or stand in a directive, and a name that
+/// stands before a label colon anywhere but as a bit-field's declarator.
+fn exempt_members(
+    a: &mut tokens::Adapted<'_>,
+    macros: Option<&crate::canon::MacroNames>,
+) -> Vec<usize> {
+    let bodies = members::bodies(&a.toks);
+    if bodies.is_empty() {
+        return Vec::new();
+    }
+    let idents = &a.idents;
+    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at).ok();
+    let mut declarators: Vec<usize> = bodies
+        .iter()
+        .flat_map(|b| b.names.iter().copied())
+        .collect();
+    declarators.sort_unstable();
+    let mut colon: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
+    for w in a.toks.windows(2) {
+        if w[0].1 == Tok::Ident
+            && w[1].1 == Tok::Colon
+            && declarators.binary_search(&w[0].0).is_err()
+        {
+            if let Some(k) = at(w[0].0) {
+                colon.insert(idents[k].id);
+            }
+        }
+    }
+    let directive: rustc_hash::FxHashSet<&[u8]> =
+        a.opaque.iter().map(|(n, _)| n.as_ref()).collect();
+    let mut exempt = Vec::new();
+    for b in &bodies {
+        let plain = b.specs.iter().all(|&p| {
+            at(p).is_some_and(|k| {
+                let name = a.names[idents[k].id as usize].as_ref();
+                !directive.contains(name) && !macros.is_some_and(|m| m.contains(name))
+            })
+        });
+        if !plain {
+            continue;
+        }
+        for &p in &b.names {
+            if let Some(k) = at(p) {
+                if idents[k].never.is_none() && !colon.contains(&idents[k].id) {
+                    exempt.push(k);
+                }
+            }
+        }
+    }
+    exempt.sort_unstable();
+    exempt.dedup();
+    for &k in &exempt {
+        a.idents[k].never = Some(Reason::Member);
+    }
+    exempt.iter().map(|&k| a.idents[k].at).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside

@@ -54,8 +54,14 @@ fn members_tags_and_struct_bodies_never_bind() {
     // A member is no occurrence of a binding: `y` the parameter binds.
     ok(k, &["y"]);
     kept(k, "s", Reason::Tag);
-    kept(k, "x", Reason::Tag);
-    ok(k, &["p", "q"]);
+    // A member's name in a plain body is its struct's: the parameter binds.
+    ok(k, &["p", "q", "x"]);
+    // In any other body every name is kept.
+    kept(
+        "void f(int x) { struct s { int x; void g(); } q; q.x = x; }",
+        "x",
+        Reason::Tag,
+    );
     // A tag defined with a body names a type (as in C++): a variable spelled
     // like it makes its item unparsed.
     let k = "struct s { int v; };\nvoid f(int s, int t) { s = t; }";
@@ -307,4 +313,45 @@ fn collapsing_expression_runs_changes_no_binding() {
             String::from_utf8_lossy(text)
         );
     }
+}
+
+#[test]
+fn a_local_spelled_like_a_member_of_a_plain_struct_binds() {
+    let k = "struct pt { float x, y; };\nvoid f(struct pt *p) { float x = p->x; p->y = x; }";
+    ok(k, &["x", "p"]);
+    assert_eq!(bind(k.as_bytes(), None).member_declarators(), [18, 21]);
+    // The member is its struct's: an unknown word as a type keeps it.
+    kept(
+        "struct pt { T x; };\nvoid f(struct pt *p) { float x = p->x; }",
+        "x",
+        Reason::Tag,
+    );
+    // A name in an array bound is an occurrence, not a member.
+    kept(
+        "void f(int n) { float x; struct s { char b[sizeof(x)]; } q; x = q.b[0]; }",
+        "x",
+        Reason::Tag,
+    );
+    // A GNU designator names the member without a member operator.
+    kept(
+        "struct pt { float x; };\nvoid f(float a) { float x = a; struct pt q = { x: 1 }; }",
+        "x",
+        Reason::Tag,
+    );
+    // A specifier that is a macro, or a word of a directive, keeps it.
+    let macros: crate::canon::MacroNames =
+        [b"uint".to_vec().into_boxed_slice()].into_iter().collect();
+    assert_eq!(
+        bind(
+            b"struct pt { uint x; };\nvoid f(struct pt *p) { int x = p->x; }",
+            Some(&macros)
+        )
+        .verdict(b"x"),
+        Err(Reason::Tag)
+    );
+    kept(
+        "#define float double\nstruct pt { float x; };\nvoid f(struct pt *p) { int x = p->x; }",
+        "x",
+        Reason::Tag,
+    );
 }

@@ -252,8 +252,12 @@ pub fn adapt<'t>(
                     }
                     if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
                         let end = balanced(text, &raw, i);
-                        for (k, s, sp) in &raw[i..end] {
-                            a.opaque_token(text, *k, s.clone(), *sp, reason);
+                        if reason == Reason::Asm {
+                            super::asm::operands(&mut a, text, &raw, i, end);
+                        } else {
+                            for (k, s, sp) in &raw[i..end] {
+                                a.opaque_token(text, *k, s.clone(), *sp, reason);
+                            }
                         }
                         i = end;
                     }
@@ -429,7 +433,7 @@ impl<'t> Adapted<'t> {
         id
     }
 
-    fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
+    pub(super) fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
         let id = self.intern(name);
         self.push_id(at, id, never);
     }
@@ -442,7 +446,7 @@ impl<'t> Adapted<'t> {
     /// A token inside an opaque construct: its names are opaque, a string's
     /// words too (`asm` operands name locals as `%[x]`, `alias("f")` names a
     /// symbol).
-    fn opaque_token(
+    pub(super) fn opaque_token(
         &mut self,
         text: &'t [u8],
         kind: TokenKind,
@@ -527,7 +531,7 @@ fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
-fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
     let mut depth = 0usize;
     for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
         if *kind == TokenKind::Punct {
