@@ -119,8 +119,9 @@ pub fn adapt<'t>(
     all: super::Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
-    let raw: Vec<(TokenKind, Range<usize>, bool)> =
-        all.iter().filter(|t| !t.0.is_comment()).cloned().collect();
+    // Sized up front: a filtered collect would grow (and copy) as it goes.
+    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(all.len());
+    raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
     let mut a = Adapted {
         toks: Vec::with_capacity(raw.len()),
         names: Vec::new(),
