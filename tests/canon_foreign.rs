@@ -134,14 +134,18 @@ fn inference_renames_something_in_most_kernels() {
 }
 
 /// `text` with each name in `map` replaced at every code identifier (but a
-/// member: `.x` names no binding) and every comment word spelled like it.
+/// member: `.x` names no binding, nor does a member's name in its struct
+/// body, which the binder reports) and every comment word spelled like it.
 fn rename(text: &[u8], map: &[(String, String)]) -> Vec<u8> {
     let find = |w: &[u8]| map.iter().find(|(f, _)| f.as_bytes() == w).map(|(_, t)| t);
+    let declarators = kcache::canon::bind::bind(text, None)
+        .member_declarators()
+        .to_vec();
     let mut out = Vec::new();
     let mut member = false;
     for t in lex(text) {
         let bytes = &text[t.span.clone()];
-        let after_member = member;
+        let after_member = member || declarators.binary_search(&t.span.start).is_ok();
         match t.kind {
             TokenKind::Whitespace => {}
             k if k.is_comment() => {}

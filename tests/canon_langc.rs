@@ -22,9 +22,12 @@ struct Scopes {
     declared: HashSet<String>,
     /// Names with an expression occurrence no enclosing declaration covers.
     free: HashSet<String>,
-    /// Names standing in any other role: members, tags, typedef names,
-    /// functions, file-scope objects, enumerators.
+    /// Names standing in any other role: tags, typedef names, functions,
+    /// file-scope objects, enumerators.
     other: HashSet<String>,
+    /// Struct and union members, declared or accessed: their own namespace,
+    /// which renaming must leave as it is.
+    members: HashSet<String>,
     labels: HashSet<String>,
     gotos: Vec<String>,
 }
@@ -140,12 +143,16 @@ impl<'ast> Visit<'ast> for Scopes {
         visit::visit_struct_type(&mut inner, s, span);
         self.other.extend(inner.declared);
         self.other.extend(inner.other);
+        self.members.extend(inner.members);
+        // A name in a member's array bound is an expression occurrence.
+        self.free.extend(inner.free);
     }
 
-    fn visit_struct_declarator(&mut self, d: &'ast StructDeclarator, _: &'ast Span) {
+    fn visit_struct_declarator(&mut self, d: &'ast StructDeclarator, span: &'ast Span) {
         if let Some(n) = d.declarator.as_ref().and_then(|d| declarator_name(&d.node)) {
-            self.other.insert(n.to_string());
+            self.members.insert(n.to_string());
         }
+        visit::visit_struct_declarator(self, d, span);
     }
 
     fn visit_enumerator(&mut self, e: &'ast Enumerator, _: &'ast Span) {
@@ -183,7 +190,7 @@ impl<'ast> Visit<'ast> for Scopes {
     }
 
     fn visit_member_expression(&mut self, m: &'ast MemberExpression, _: &'ast Span) {
-        self.other.insert(m.identifier.node.name.clone());
+        self.members.insert(m.identifier.node.name.clone());
         self.visit_expression(&m.expression.node, &m.expression.span);
     }
 
@@ -235,12 +242,18 @@ fn blank_directives(text: &str) -> String {
         .join("\n")
 }
 
-/// Checks one C kernel; `None` when lang-c does not parse it.
-fn check(text: &str) -> Option<usize> {
+/// The scopes lang-c finds in `text`, if it parses it.
+fn scopes(text: &str) -> Option<Scopes> {
     let source = format!("{PRELUDE}{}", blank_directives(text));
     let parse = parse_preprocessed(&Config::with_gcc(), source).ok()?;
     let mut s = Scopes::default();
     s.visit_translation_unit(&parse.unit);
+    Some(s)
+}
+
+/// Checks one C kernel; `None` when lang-c does not parse it.
+fn check(text: &str) -> Option<usize> {
+    let s = scopes(text)?;
     let c = Renamer::new(&CanonOptions {
         kernel_name: defined_function(text.as_bytes()),
         infer: true,
@@ -261,6 +274,9 @@ fn check(text: &str) -> Option<usize> {
             "`{name}` has another role per lang-c:\n{text}"
         );
     }
+    // Renaming leaves every member as it was, declared or accessed.
+    let canonical = scopes(&c.text_lossy()).expect("lang-c parses the canonical text");
+    assert_eq!(canonical.members, s.members, "members changed:\n{text}");
     Some(c.inferred.len())
 }
 

@@ -123,3 +123,76 @@ fn renamings_that_agree_on_bindings_share_a_canonical_text() {
     let c = b.replace("get_global_id", "get_local_id");
     assert_ne!(canon(a, &o), canon(&c, &o));
 }
+
+fn inferred(kernel: &str) -> CanonOptions {
+    CanonOptions {
+        infer: true,
+        kernel_name: Some(kernel.into()),
+        ..CanonOptions::default()
+    }
+}
+
+#[test]
+fn a_local_spelled_like_a_struct_member_is_renamed_and_the_member_kept() {
+    let o = inferred("norm");
+    let a = "struct pt { float x, y; };\nvoid norm(struct pt *ps, float *out) { float x = ps[0].x, y = ps[0].y; out[0] = x * x + y * y; }";
+    let b = "struct pt { float x, y; };\nvoid norm(struct pt *ps, float *out) { float u = ps[0].x, v = ps[0].y; out[0] = u * u + v * v; }";
+    assert_eq!(canon(a, &o), canon(b, &o));
+    assert!(canon(a, &o).contains("{ float x, y; }"), "{}", canon(a, &o));
+    // Other members are another kernel, whatever the locals are called.
+    let c = "struct pt { float y, x; };\nvoid norm(struct pt *ps, float *out) { float x = ps[0].y, y = ps[0].x; out[0] = x * x + y * y; }";
+    assert_ne!(canon(a, &o), canon(c, &o));
+    let d = "struct pt { float p, q; };\nvoid norm(struct pt *ps, float *out) { float x = ps[0].p, y = ps[0].q; out[0] = x * x + y * y; }";
+    assert_ne!(canon(a, &o), canon(d, &o));
+}
+
+#[test]
+fn a_member_named_without_a_member_operator_keeps_the_local() {
+    let o = inferred("k");
+    // A GNU designator `x:` names the member: renaming the local with it
+    // would designate a member that does not exist.
+    let a = "struct pt { float x; };\nvoid k(float a, float *o) { float x = a; struct pt q = { x: 1 }; o[0] = x + q.x; }";
+    let b = "struct pt { float x; };\nvoid k(float a, float *o) { float w = a; struct pt q = { w: 1 }; o[0] = w + q.x; }";
+    assert_ne!(canon(a, &o), canon(b, &o));
+    // A struct body's array bound names the local `x` in one, a global in
+    // the other.
+    let a = "double x;\nvoid k(float *o) { float x = 1; struct s { char b[sizeof(x)]; } q; o[0] = x + sizeof(q); }";
+    let b = "double x;\nvoid k(float *o) { float w = 1; struct s { char b[sizeof(x)]; } q; o[0] = w + sizeof(q); }";
+    assert_ne!(canon(a, &o), canon(b, &o));
+    // A body that is not plain (an unknown type word: a macro could make
+    // the member an expression) keeps a local spelled like its member.
+    let a = "struct pt { T x; };\nvoid k(struct pt *p, float *o) { float x = p->x; o[0] = x; }";
+    let b = "struct pt { T x; };\nvoid k(struct pt *p, float *o) { float w = p->x; o[0] = w; }";
+    assert_ne!(canon(a, &o), canon(b, &o));
+}
+
+#[test]
+fn an_asm_operand_expression_is_code_and_the_rest_of_asm_is_not() {
+    let o = inferred("k");
+    // The operand `(lane)` is C: the local is renamed with its uses.
+    let a = "__global__ void k(unsigned* out) { unsigned lane; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane)); out[0] = lane; }";
+    let b = a
+        .replace("lane;", "q;")
+        .replace("(lane)", "(q)")
+        .replace("= lane", "= q");
+    assert_eq!(canon(a, &o), canon(&b, &o));
+    // Another template, constraint or free operand is another kernel.
+    for other in [
+        a.replace("%%laneid", "%%warpid"),
+        a.replace("\"=r\"", "\"=l\""),
+        a.replace("unsigned lane;", "unsigned w;")
+            .replace("= lane", "= w"),
+    ] {
+        assert_ne!(canon(a, &o), canon(&other, &o), "{other}");
+    }
+    // A template word, a symbolic name, or a call in an operand spelled like
+    // the local keeps it as written.
+    for kept_text in [
+        "void k(float* o) { float v = 1; asm(\"ld %0, v\" : \"=r\"(v)); o[0] = v; }",
+        "void k(float* o) { float v = 1; asm(\"mov %[v], 1\" : [v] \"=r\"(v)); o[0] = v; }",
+        "void k(float* o) { float v = 1; asm(\"mov %0, 1\" : \"=r\"(o[f(v)])); o[0] = v; }",
+    ] {
+        let c = Renamer::new(&o).canonicalize(kept_text.as_bytes());
+        assert!(kept(&c, "v").is_some(), "{kept_text}");
+    }
+}

@@ -123,7 +123,8 @@ fn canon_infer_renames_what_the_kernel_declares_and_says_why_it_kept_the_rest() 
         "void k(float* kc1, int kc2) { kc1[0] = kc1->x + kc2; }"
     );
     assert_eq!(v["kept"], serde_json::json!({}));
-    // A member the kernel declares keeps the name.
+    // A member the kernel declares in a plain body keeps its name there and
+    // at its accesses; the parameter spelled like it is renamed.
     let declared = kcache(
         &["canon", "--infer", "--json"],
         b"struct S { int x; };\nvoid k(struct S* p, int x) { p->x = x; }",
@@ -131,7 +132,19 @@ fn canon_infer_renames_what_the_kernel_declares_and_says_why_it_kept_the_rest() 
     let v: serde_json::Value = serde_json::from_slice(&declared.stdout).unwrap();
     assert_eq!(
         v["canonical"],
-        "struct S { int x; };\nvoid k(struct S* kc1, int x) { kc1->x = x; }"
+        "struct S { int x; };\nvoid k(struct S* kc1, int kc2) { kc1->x = kc2; }"
+    );
+    assert_eq!(v["kept"], serde_json::json!({}));
+    // In a body the binder does not read (an unknown type word), every name
+    // keeps its spelling.
+    let unread = kcache(
+        &["canon", "--infer", "--json"],
+        b"struct S { T x; };\nvoid k(struct S* p, int x) { p->x = x; }",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&unread.stdout).unwrap();
+    assert_eq!(
+        v["canonical"],
+        "struct S { T x; };\nvoid k(struct S* kc1, int x) { kc1->x = x; }"
     );
     assert_eq!(
         v["kept"],

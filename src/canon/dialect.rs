@@ -501,15 +501,23 @@ fn is_paste(p: &[u8]) -> bool {
 
 /// Whether `text` holds `??` followed by a trigraph's third character.
 pub fn has_trigraph(text: &[u8]) -> bool {
-    let mut i = 0;
-    while let Some(off) = text[i..].iter().position(|&b| b == b'?') {
-        let at = i + off;
-        if text.get(at + 1) == Some(&b'?')
-            && text.get(at + 2).is_some_and(|c| b"=/'()!<>-".contains(c))
-        {
-            return true;
+    // Most texts have no `?` at all: `contains` tests a word at a time, so
+    // only a block holding one is looked at byte by byte.
+    const BLOCK: usize = 64;
+    let mut start = 0;
+    while start < text.len() {
+        let end = (start + BLOCK).min(text.len());
+        if text[start..end].contains(&b'?') {
+            for at in start..end {
+                if text[at] == b'?'
+                    && text.get(at + 1) == Some(&b'?')
+                    && text.get(at + 2).is_some_and(|c| b"=/'()!<>-".contains(c))
+                {
+                    return true;
+                }
+            }
         }
-        i = at + 1;
+        start = end;
     }
     false
 }

@@ -12,7 +12,8 @@
 //!
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
-//! `.template` too); anything inside `[[...]]`, a preprocessor line, a string
+//! `.template` too), and a member's own name in a struct body the binder
+//! reads ([`super::bind::Binding::member_declarators`]); anything inside `[[...]]`, a preprocessor line, a string
 //! or character literal; nothing at all in a kernel with a lexical error (see
 //! "Raw keying" below). A name the rules would rename
 //! that also stands after a member operator somewhere in the kernel is kept
@@ -227,7 +228,7 @@ impl Renamer {
             .collect();
         if self.infer {
             for d in pass.binding.declared() {
-                if !matches!(pass.taken.get(d.as_ref()), Some(Taken::Renamed(_)))
+                if !matches!(pass.known(d), Some(Taken::Renamed(_)))
                     && !pass.refused.iter().any(|(n, _)| n == d)
                 {
                     kept.push((lossy(d), pass.why(d)));
@@ -418,13 +419,17 @@ enum Decision {
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
 /// canonical name's number.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Taken {
     /// Kept; whether it could be mistaken for a canonical name or the token.
     Keep {
         collides: bool,
     },
     Token,
+    /// To be renamed, but met only as a member so far: numbered where first
+    /// met as a name of the kernel, so a member spelled like it does not
+    /// move the numbering.
+    Pending,
     Renamed(usize),
 }
 
@@ -436,7 +441,10 @@ struct Pass<'r, 't, 'k> {
     text: &'t [u8],
     prefix: Vec<u8>,
     marked: bool,
+    /// Decisions for names met only in comments (by spelling).
     taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// Decisions for names the binder met outside comments, by its id.
+    by_id: Vec<Option<Taken>>,
     /// Renamed names in order of first occurrence (the token included),
     /// kept only when `record` is set.
     order: Vec<(Cow<'t, [u8]>, Taken)>,
@@ -482,12 +490,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             text,
             prefix,
             marked,
-            // Most kernels bind a few hundred names at most: size for that.
-            // About one distinct name per 64 bytes in generated kernels.
-            taken: FxHashMap::with_capacity_and_hasher(
-                (text.len() / 64).max(16),
-                Default::default(),
-            ),
+            taken: FxHashMap::default(),
+            by_id: vec![None; binding.name_count()],
             order: Vec::new(),
             record: false,
             renamed: 0,
@@ -503,6 +507,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             refused: Vec::new(),
             inferred: Vec::new(),
             inferred_all: FxHashSet::default(),
+        }
+    }
+
+    /// The decision taken for `name`, if it was met.
+    fn known(&self, name: &[u8]) -> Option<Taken> {
+        match self.binding.id(name) {
+            Some(id) => self.by_id[id as usize],
+            None => self.taken.get(name).copied(),
         }
     }
 
@@ -537,14 +549,26 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             self.out.extend_from_slice(b"*/");
         }
         let mut after_member = false;
-        // The binder's lexing of the text, reused: one lexing per text.
+        // The binder's lexing of the text, reused: one lexing per text, and
+        // its ids for the names in code, so no name there is hashed again.
         let binding = self.binding.clone();
+        let mut ids = binding.code_ids().iter();
+        // A struct member's own declarator is kept like a member access.
+        let mut members = binding.member_declarators().iter().peekable();
         for (kind, span, spliced) in binding.tokens().iter().cloned() {
             match kind {
                 TokenKind::Ident => {
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
-                    self.name(span.start, span.end, after_member, spliced);
+                    let id = ids.next().copied();
+                    let declarator = members.next_if_eq(&&span.start).is_some();
+                    self.name(
+                        span.start,
+                        span.end,
+                        after_member || declarator,
+                        spliced,
+                        id,
+                    );
                     after_member = template;
                 }
                 TokenKind::LineComment
@@ -562,28 +586,42 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// else there (quotes included) means anything.
     fn comment(&mut self, start: usize, end: usize) {
         for_each_comment_word(&self.text[start..end], |span, spliced| {
-            self.name(start + span.start, start + span.end, false, spliced)
+            self.name(start + span.start, start + span.end, false, spliced, None)
         });
     }
 
     /// An identifier at a renamable position (`member`: right after `.`,
-    /// `->` or `::`, where it is kept).
+    /// `->` or `::`, where it is kept). `id`: the binder's id for it, when
+    /// it stands in code.
     #[inline]
-    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool) {
+    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool, id: Option<u32>) {
         let text = self.text;
         let spelled = if spliced {
             spelling(&text[start..end])
         } else {
             Cow::Borrowed(&text[start..end])
         };
+        let id = id.or_else(|| self.binding.id(&spelled));
+        let known = match id {
+            Some(id) => self.by_id[id as usize],
+            None => self.taken.get(spelled.as_ref()).copied(),
+        };
+        if !member && self.kept.is_none() {
+            // The common case: a name whose decision is taken.
+            if let Some(Taken::Keep { collides }) = known {
+                self.collision |= collides;
+                return;
+            }
+        }
         let taken = if member {
-            let elsewhere = match self.taken.get(spelled.as_ref()) {
-                Some(&t) => t,
-                None => self.take(spelled.clone()),
+            let elsewhere = match known {
+                Some(t) => t,
+                None => self.take(spelled.clone(), id, true),
             };
             // The rules' names keep their old member rule; an inferred name
-            // was verified by the binder, which keeps any member the kernel
-            // declares (it stands in a struct body).
+            // was verified by the binder, and a member the kernel declares
+            // stands in a struct body, kept as written there (a member
+            // declarator) or kept with every name in it.
             if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
                 self.member_conflicts.insert(spelled.clone());
             }
@@ -591,9 +629,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 collides: self.kept_collides(&spelled),
             }
         } else {
-            match self.taken.get(spelled.as_ref()) {
-                Some(&t) => t,
-                None => self.take(spelled.clone()),
+            match known {
+                Some(Taken::Pending) => self.number(spelled.clone(), id),
+                Some(t) => t,
+                None => self.take(spelled.clone(), id, false),
             }
         };
         if let Taken::Keep { collides } = taken {
@@ -614,7 +653,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     #[inline]
     fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
         match taken {
-            Taken::Keep { .. } => {}
+            Taken::Keep { .. } | Taken::Pending => {}
             Taken::Token if self.marked => {
                 out.extend_from_slice(&self.prefix);
                 out.push(b'0');
@@ -629,16 +668,19 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         }
     }
 
-    /// Takes the decision for a spelling met for the first time.
-    fn take(&mut self, spelled: Cow<'t, [u8]>) -> Taken {
-        let decision = if self.keep.contains(&spelled) {
+    /// Takes the decision for a spelling met for the first time (`id`: the
+    /// binder's, when it has one; `member`: met as a member).
+    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        let verdict = match id {
+            Some(id) => self.binding.verdict_id(id),
+            None => self.binding.verdict(&spelled),
+        };
+        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
             Decision::Never
         } else {
             match self.renamer.decide(&spelled) {
                 // A name is renamed only when the binder verified it.
-                Decision::Rename
-                    if self.renamer.verify && self.binding.verdict(&spelled).is_err() =>
-                {
+                Decision::Rename if self.renamer.verify && verdict.is_err() => {
                     if self.record {
                         let why = self.why(&spelled);
                         self.refused.push((spelled.clone(), why));
@@ -647,8 +689,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 }
                 Decision::Keep
                     if self.renamer.infer
-                        && self.binding.verdict(&spelled).is_ok()
-                        && self.binding.declares(&spelled) =>
+                        && verdict.is_ok()
+                        && id.is_some_and(|id| self.binding.declares_id(id)) =>
                 {
                     if self.record {
                         self.inferred.push(spelled.clone());
@@ -670,19 +712,37 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 }
                 Taken::Token
             }
-            Decision::Rename => {
-                self.renamed += 1;
-                self.names.extend_from_slice(&self.prefix);
-                push_decimal(&mut self.names, self.renamed);
-                self.ends.push(self.names.len());
-                Taken::Renamed(self.renamed)
-            }
+            Decision::Rename if member => Taken::Pending,
+            Decision::Rename => return self.number(spelled, id),
         };
-        if self.record && !matches!(taken, Taken::Keep { .. }) {
+        if self.record && taken == Taken::Token {
             self.order.push((spelled.clone(), taken));
         }
-        self.taken.insert(spelled, taken);
+        self.store(spelled, id, taken);
         taken
+    }
+
+    /// Gives a name to be renamed its canonical number.
+    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+        self.renamed += 1;
+        self.names.extend_from_slice(&self.prefix);
+        push_decimal(&mut self.names, self.renamed);
+        self.ends.push(self.names.len());
+        let taken = Taken::Renamed(self.renamed);
+        if self.record {
+            self.order.push((spelled.clone(), taken));
+        }
+        self.store(spelled, id, taken);
+        taken
+    }
+
+    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
+        match id {
+            Some(id) => self.by_id[id as usize] = Some(taken),
+            None => {
+                self.taken.insert(spelled, taken);
+            }
+        }
     }
 
     /// Whether a kept name could be read back as a canonical name or as the

@@ -14,14 +14,16 @@
 //! where a renaming could not follow it or something outside the text may
 //! name it: in a directive (so a name the text `#define`s is never verified;
 //! a function-like macro's own parameters and a header name excepted), an
-//! attribute, `asm`, `_Pragma`, an argument of a macro whose body may
-//! stringize it (one the text defines with `#`, or one the backend reports
-//! whose body is not seen), as a struct, union or enum tag or inside such a
-//! body, in an item the grammar could not parse, declared with linkage (file
-//! scope, `extern`, a function) or as a typedef, or declared between
-//! conditional directives. A name after a member operator (`p->x`) is no
-//! occurrence of a binding and counts neither way: renaming never reaches it,
-//! and a member the kernel declares stands in a struct body. A macro the text
+//! attribute, `asm` (but for its operands' C expressions, which are code),
+//! `_Pragma`, an argument of a macro whose body may stringize it (one the
+//! text defines with `#`, or one the backend reports whose body is not seen),
+//! as a struct, union or enum tag or inside such a body, in an item the
+//! grammar could not parse, declared with linkage (file scope, `extern`, a
+//! function) or as a typedef, or declared between conditional directives. A
+//! name after a member operator (`p->x`) is no occurrence of a binding and
+//! counts neither way: renaming never reaches it. Nor is a member's own name
+//! in a plain struct body, which the renamer keeps as written
+//! ([`Binding::member_declarators`]). A macro the text
 //! defines with `##`, a block-scope typedef or a lexical error gives up the
 //! whole text ([`Binding::whole`]).
 //!
@@ -41,8 +43,11 @@
 //! and its uses alike. Anything the grammar cannot parse keeps its names as
 //! written: not renaming is always sound.
 
+mod asm;
 mod keywords;
+mod members;
 pub mod neutral;
+mod runs;
 pub mod sink;
 pub mod tokens;
 mod typedefs;
@@ -132,6 +137,13 @@ pub struct Binding<'t> {
     functions: Vec<Cow<'t, [u8]>>,
     /// Every token but blanks, comments included.
     tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
+    /// The id of each identifier token in [`Binding::tokens`], in order.
+    code_ids: Vec<u32>,
+    /// Each name's spelling, by id.
+    names: Vec<Cow<'t, [u8]>>,
+    /// Where each member declarator of a plain struct body starts (sorted):
+    /// see [`Binding::member_declarators`].
+    members: Vec<usize>,
     /// Why nothing in the text is verified, if nothing is.
     pub whole: Option<String>,
 }
@@ -147,6 +159,50 @@ impl<'t> Binding<'t> {
             Some(&id) => self.verdicts[id as usize].unwrap_or(Ok(())),
             None => Ok(()),
         }
+    }
+
+    /// [`Binding::verdict`] by id (see [`Binding::code_ids`]).
+    #[inline]
+    pub fn verdict_id(&self, id: u32) -> Result<(), Reason> {
+        if self.whole.is_some() {
+            return Err(Reason::Whole);
+        }
+        self.verdicts
+            .get(id as usize)
+            .copied()
+            .flatten()
+            .unwrap_or(Ok(()))
+    }
+
+    /// [`Binding::declares`] by id.
+    #[inline]
+    pub fn declares_id(&self, id: u32) -> bool {
+        self.is_declared.get(id as usize) == Some(&true)
+    }
+
+    /// The id of `name`, if the text names it outside comments.
+    pub fn id(&self, name: &[u8]) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// How many distinct names the text has outside comments (ids run
+    /// below this).
+    pub fn name_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Where each struct or union member's name stands in a plain body
+    /// (sorted byte offsets): a name in the struct's own namespace, which
+    /// the renamer keeps as written, like a name after a member operator.
+    pub fn member_declarators(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// The id of every identifier token in [`Binding::tokens`], in order:
+    /// the `k`th identifier token's spelling (splices removed) has id
+    /// `code_ids()[k]`.
+    pub fn code_ids(&self) -> &[u32] {
+        &self.code_ids
     }
 
     /// Byte ranges `[start, end)` of the top-level items the grammar did
@@ -210,13 +266,35 @@ pub fn bind_lexed<'t>(
     tokens: Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Binding<'t> {
+    bind_with(text, tokens, macros, true)
+}
+
+/// [`bind_lexed`], with expression runs collapsed before parsing (see
+/// [`runs`]) or not: the same binding either way, as a test checks.
+fn bind_with<'t>(
+    text: &'t [u8],
+    tokens: Lexed,
+    macros: Option<&crate::canon::MacroNames>,
+    collapse: bool,
+) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
+    let members = exempt_members(&mut a, macros);
+    if collapse {
+        a.toks = runs::collapse(std::mem::take(&mut a.toks));
+    }
+    debug_assert_eq!(
+        a.code_ids.len(),
+        a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
+    );
     let mut binding = Binding {
         whole: a.whole.clone(),
         tokens: std::mem::take(&mut a.all),
+        code_ids: std::mem::take(&mut a.code_ids),
         ..Binding::default()
     };
     if binding.whole.is_some() {
+        binding.names = std::mem::take(&mut a.names);
+        binding.index = std::mem::take(&mut a.index);
         return binding;
     }
     let sink = RefCell::new(Sink {
@@ -270,13 +348,76 @@ pub fn bind_lexed<'t>(
             .any(|d| d.kind == DeclKind::Typedef && d.to == PENDING)
     {
         binding.whole = Some("its typedef names are not told apart from other names".into());
+        binding.names = a.names;
+        binding.index = a.index;
         return binding;
     }
     resolve_pending(&mut sink);
     judge(&mut a, &sink, &unparsed, &mut binding);
     binding.unparsed = unparsed;
     binding.index = a.index;
+    binding.names = a.names;
+    binding.members = members;
     binding
+}
+
+/// Marks the member declarators of plain struct bodies as members (see
+/// [`members`]) and returns where they stand. Not exempt: a body whose
+/// specifier words are macros or stand in a directive, and a name that
+/// stands before a label colon anywhere but as a bit-field's declarator.
+fn exempt_members(
+    a: &mut tokens::Adapted<'_>,
+    macros: Option<&crate::canon::MacroNames>,
+) -> Vec<usize> {
+    let bodies = members::bodies(&a.toks);
+    if bodies.is_empty() {
+        return Vec::new();
+    }
+    let idents = &a.idents;
+    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at).ok();
+    let mut declarators: Vec<usize> = bodies
+        .iter()
+        .flat_map(|b| b.names.iter().copied())
+        .collect();
+    declarators.sort_unstable();
+    let mut colon: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
+    for w in a.toks.windows(2) {
+        if w[0].1 == Tok::Ident
+            && w[1].1 == Tok::Colon
+            && declarators.binary_search(&w[0].0).is_err()
+        {
+            if let Some(k) = at(w[0].0) {
+                colon.insert(idents[k].id);
+            }
+        }
+    }
+    let directive: rustc_hash::FxHashSet<&[u8]> =
+        a.opaque.iter().map(|(n, _)| n.as_ref()).collect();
+    let mut exempt = Vec::new();
+    for b in &bodies {
+        let plain = b.specs.iter().all(|&p| {
+            at(p).is_some_and(|k| {
+                let name = a.names[idents[k].id as usize].as_ref();
+                !directive.contains(name) && !macros.is_some_and(|m| m.contains(name))
+            })
+        });
+        if !plain {
+            continue;
+        }
+        for &p in &b.names {
+            if let Some(k) = at(p) {
+                if idents[k].never.is_none() && !colon.contains(&idents[k].id) {
+                    exempt.push(k);
+                }
+            }
+        }
+    }
+    exempt.sort_unstable();
+    exempt.dedup();
+    for &k in &exempt {
+        a.idents[k].never = Some(Reason::Member);
+    }
+    exempt.iter().map(|&k| a.idents[k].at).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside
@@ -406,7 +547,7 @@ fn judge<'t>(
     decls.sort_unstable_by_key(|d| d.at);
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
-    let mut scopes: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+    let mut bound: Vec<(u32, usize, usize)> = Vec::new();
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
     let mut cond = Ranges {
@@ -432,12 +573,22 @@ fn judge<'t>(
                     is_declared[id.id as usize] = true;
                     b.declared.push(a.names[id.id as usize].clone());
                 }
-                scopes[id.id as usize].push((decl.from, decl.to));
+                bound.push((id.id, decl.from, decl.to));
             }
             DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
             DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
         }
     }
+    // Each name's scopes as one slice of a flat list (no list per name).
+    bound.sort_unstable_by_key(|b| b.0);
+    let mut first = vec![0u32; n + 1];
+    for b in &bound {
+        first[b.0 as usize + 1] += 1;
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let scopes = |id: u32| &bound[first[id as usize] as usize..first[id as usize + 1] as usize];
     // Then every occurrence.
     let never = merge(sink.never.clone());
     let unparsed = merge(unparsed.to_vec());
@@ -465,9 +616,9 @@ fn judge<'t>(
         } else if declaring[k] {
             None
         } else {
-            let bound = scopes[id.id as usize]
+            let bound = scopes(id.id)
                 .iter()
-                .any(|&(from, to)| from <= id.at && id.at < to);
+                .any(|&(_, from, to)| from <= id.at && id.at < to);
             (!bound).then_some(Reason::Free)
         };
         match reason {

@@ -54,8 +54,14 @@ fn members_tags_and_struct_bodies_never_bind() {
     // A member is no occurrence of a binding: `y` the parameter binds.
     ok(k, &["y"]);
     kept(k, "s", Reason::Tag);
-    kept(k, "x", Reason::Tag);
-    ok(k, &["p", "q"]);
+    // A member's name in a plain body is its struct's: the parameter binds.
+    ok(k, &["p", "q", "x"]);
+    // In any other body every name is kept.
+    kept(
+        "void f(int x) { struct s { int x; void g(); } q; q.x = x; }",
+        "x",
+        Reason::Tag,
+    );
     // A tag defined with a body names a type (as in C++): a variable spelled
     // like it makes its item unparsed.
     let k = "struct s { int v; };\nvoid f(int s, int t) { s = t; }";
@@ -249,4 +255,103 @@ fn a_directive_ending_in_a_backslash_terminates() {
     // Found by the fuzz driver: a word scan that stood still on a last `\`.
     let k = b"#define X\x051'00001'0000b1[\xc3\xa9x_grad[x_grad\x7freturnX\tint\\";
     assert!(bind(k, None).verdict(b"X").is_err());
+}
+
+/// Everything a binding tells, for comparing two.
+fn summary(b: &Binding<'_>) -> String {
+    let mut names: Vec<_> = b.index.keys().collect();
+    names.sort();
+    let verdicts: Vec<_> = names
+        .iter()
+        .map(|n| (String::from_utf8_lossy(n), b.verdict(n)))
+        .collect();
+    format!(
+        "{:?}\n{verdicts:?}\n{:?}\n{:?}\n{:?}",
+        b.whole,
+        b.unparsed(),
+        b.functions(),
+        b.declared()
+    )
+}
+
+#[test]
+fn collapsing_expression_runs_changes_no_binding() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                texts.push(std::fs::read(p).unwrap());
+            }
+        }
+    }
+    // Runs next to what a collapse must not swallow.
+    for k in [
+        "void f(int a) { struct s { int x; } q[2] = { 0 }; a = q[0].x + 1, a++; }",
+        "void f(int a) { x: a = a ? 1 : 2; goto x; }",
+        "void f(int a) { int b = (int){ 1 } + a, c = sizeof(struct t *) * b; c = (b); }",
+        "void f(int a) { for (int i = a * 2; i < a + 1; i += 2) { a = i; } a = 0; }",
+        "void f(int a) { if (a) a = 1; else { a = 2; } a = a ( ]; }",
+        "#version 450\nbuffer B { float y[]; } inst[2];\nvoid main() { inst[0].y[0] = 1.0; }",
+        "int g = 1 + 2, h = g * 3; void f(int a) { a = g, h; }",
+        "void f(int a) { return a = a + 1; }",
+    ] {
+        texts.push(k.as_bytes().to_vec());
+    }
+    assert!(texts.len() > 40);
+    for text in &texts {
+        let on = bind_with(text, lex(text), None, true);
+        let off = bind_with(text, lex(text), None, false);
+        assert_eq!(
+            summary(&on),
+            summary(&off),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+    }
+}
+
+#[test]
+fn a_local_spelled_like_a_member_of_a_plain_struct_binds() {
+    let k = "struct pt { float x, y; };\nvoid f(struct pt *p) { float x = p->x; p->y = x; }";
+    ok(k, &["x", "p"]);
+    assert_eq!(bind(k.as_bytes(), None).member_declarators(), [18, 21]);
+    // The member is its struct's: an unknown word as a type keeps it.
+    kept(
+        "struct pt { T x; };\nvoid f(struct pt *p) { float x = p->x; }",
+        "x",
+        Reason::Tag,
+    );
+    // A name in an array bound is an occurrence, not a member.
+    kept(
+        "void f(int n) { float x; struct s { char b[sizeof(x)]; } q; x = q.b[0]; }",
+        "x",
+        Reason::Tag,
+    );
+    // A GNU designator names the member without a member operator.
+    kept(
+        "struct pt { float x; };\nvoid f(float a) { float x = a; struct pt q = { x: 1 }; }",
+        "x",
+        Reason::Tag,
+    );
+    // A specifier that is a macro, or a word of a directive, keeps it.
+    let macros: crate::canon::MacroNames =
+        [b"uint".to_vec().into_boxed_slice()].into_iter().collect();
+    assert_eq!(
+        bind(
+            b"struct pt { uint x; };\nvoid f(struct pt *p) { int x = p->x; }",
+            Some(&macros)
+        )
+        .verdict(b"x"),
+        Err(Reason::Tag)
+    );
+    kept(
+        "#define float double\nstruct pt { float x; };\nvoid f(struct pt *p) { int x = p->x; }",
+        "x",
+        Reason::Tag,
+    );
 }

@@ -86,6 +86,10 @@ pub struct Adapted<'t> {
     pub toks: Vec<(usize, Tok, usize)>,
     /// Every identifier in code, in order.
     pub idents: Vec<Ident>,
+    /// The id of every identifier token outside comments and directives, in
+    /// order (those of opaque constructs' own words too): the renamer walks
+    /// the tokens with it and never hashes a name in code again.
+    pub code_ids: Vec<u32>,
     /// Each distinct spelling met, by id.
     pub names: Vec<Cow<'t, [u8]>>,
     /// The id of each spelling.
@@ -115,14 +119,20 @@ pub fn adapt<'t>(
     all: super::Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
-    let raw: Vec<(TokenKind, Range<usize>, bool)> =
-        all.iter().filter(|t| !t.0.is_comment()).cloned().collect();
+    // Sized up front: a filtered collect would grow (and copy) as it goes.
+    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(all.len());
+    raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
     let mut a = Adapted {
         toks: Vec::with_capacity(raw.len()),
         names: Vec::new(),
-        index: rustc_hash::FxHashMap::default(),
+        // About one distinct name per 64 bytes in generated kernels.
+        index: rustc_hash::FxHashMap::with_capacity_and_hasher(
+            text.len() / 64 + 16,
+            Default::default(),
+        ),
         all,
-        idents: Vec::new(),
+        idents: Vec::with_capacity(raw.len() / 2),
+        code_ids: Vec::with_capacity(raw.len() / 2),
         opaque: Vec::new(),
         conditional: Vec::new(),
         glsl: false,
@@ -132,21 +142,32 @@ pub fn adapt<'t>(
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
     // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
     // the block structure would be wrong, so the text is given up.
-    if text
-        .windows(3)
-        .any(|w| w[0] == b'?' && w[1] == b'?' && b"=(/)'<!>-".contains(&w[2]))
-    {
+    if crate::canon::dialect::has_trigraph(text) {
         a.whole = Some("it contains a trigraph".into());
     }
+    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
     if raw.windows(2).any(|w| {
-        let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
+        if w[0].0 != TokenKind::Punct {
+            return false;
+        }
         let one = &text[w[0].1.clone()];
+        // Every digraph, whole or split over two tokens, starts with one of these.
+        if !matches!(one.first(), Some(b'<' | b'%' | b':')) {
+            return false;
+        }
+        if digraph(one) {
+            return true;
+        }
         let two = &text[w[1].1.clone()];
-        w[0].0 == TokenKind::Punct
-            && (digraph(one)
-                || w[1].0 == TokenKind::Punct
-                    && w[0].1.end == w[1].1.start
-                    && digraph(&[one, two].concat()))
+        let mut both = [0u8; 4];
+        w[1].0 == TokenKind::Punct
+            && w[0].1.end == w[1].1.start
+            && one.len() + two.len() <= both.len()
+            && {
+                both[..one.len()].copy_from_slice(one);
+                both[one.len()..one.len() + two.len()].copy_from_slice(two);
+                digraph(&both[..one.len() + two.len()])
+            }
     }) || raw.last().is_some_and(|t| {
         t.0 == TokenKind::Punct
             && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
@@ -156,6 +177,8 @@ pub fn adapt<'t>(
     let directives = Directives::read(text, &raw, &mut a);
     let typedefs = typedef_names(text, &raw);
     a.typedefs = typedefs.declaring.clone();
+    // What each distinct spelling is, by id, found at its first occurrence.
+    let mut info: Vec<Option<Word>> = Vec::new();
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
@@ -183,18 +206,38 @@ pub fn adapt<'t>(
                 } else {
                     Cow::Borrowed(bytes)
                 };
+                // One lookup per occurrence: what the spelling is, once per id.
+                let id = a.intern(name);
+                if info.len() <= id as usize {
+                    info.resize(id as usize + 1, None);
+                }
+                let word = match info[id as usize] {
+                    Some(w) => w,
+                    None => {
+                        let w = Word::of(
+                            &a.names[id as usize],
+                            a.glsl,
+                            &typedefs,
+                            &directives,
+                            macros,
+                        );
+                        info[id as usize] = Some(w);
+                        w
+                    }
+                };
                 if after_member {
-                    after_member = &*name == b"template";
-                    a.push_ident(span.start, name, Some(Reason::Member));
+                    after_member = word.template;
+                    a.push_id(span.start, id, Some(Reason::Member));
                     if !hidden {
                         a.toks.push((span.start, Tok::Ident, span.end));
                         note(Tok::Ident, &mut last, &mut first, &mut at_start);
                     }
                     continue;
                 }
-                if let Some(reason) = opaque_construct(&name, a.glsl) {
+                if let Some(reason) = word.opaque {
                     // The construct's own word, its qualifiers and its
                     // parenthesized operands are dropped; their names are opaque.
+                    a.code_ids.push(id);
                     if reason == Reason::Asm {
                         while i < raw.len()
                             && raw[i].0 == TokenKind::Ident
@@ -203,39 +246,41 @@ pub fn adapt<'t>(
                                 b"volatile" | b"__volatile__" | b"goto" | b"inline"
                             )
                         {
+                            let id = a.intern(Cow::Borrowed(&text[raw[i].1.clone()]));
+                            a.code_ids.push(id);
                             i += 1;
                         }
                     }
                     if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
                         let end = balanced(text, &raw, i);
-                        for (k, s, sp) in &raw[i..end] {
-                            a.opaque_token(text, *k, s.clone(), *sp, reason);
+                        if reason == Reason::Asm {
+                            super::asm::operands(&mut a, text, &raw, i, end);
+                        } else {
+                            for (k, s, sp) in &raw[i..end] {
+                                a.opaque_token(text, *k, s.clone(), *sp, reason);
+                            }
                         }
                         i = end;
                     }
                     continue;
                 }
                 let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
-                let tok = if tag_here || typedefs.declaring.binary_search(&span.start).is_ok() {
+                let tok = if tag_here
+                    || !typedefs.declaring.is_empty()
+                        && typedefs.declaring.binary_search(&span.start).is_ok()
+                {
                     Tok::Ident
-                } else if next_is_word && is_opencl_space(&name) {
+                } else if next_is_word && word.opencl_space {
                     // OpenCL's unprefixed address spaces are keywords only
                     // there; elsewhere `kernel` or `local` is a name. Before
                     // another word (`global float* x`) it is the keyword.
                     Tok::Space
                 } else {
-                    let tag_type = !typedefs.tags.is_empty() && typedefs.tags.contains(&*name);
-                    let typedef = !typedefs.names.is_empty() && typedefs.names.contains(&*name);
-                    classify(&name, a.glsl, tag_type || typedef)
+                    word.class
                 };
-                after_tag = matches!(&*name, b"struct" | b"union" | b"enum" | b"class");
+                after_tag = word.tag_keyword;
                 let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let never = if tok == Tok::Ident
-                    && invoked
-                    && (directives.stringizing.iter().any(|m| **m == *name)
-                        || macros.is_some_and(|m| m.contains(&*name))
-                            && !directives.defined.iter().any(|m| **m == *name))
-                {
+                let never = if tok == Tok::Ident && invoked && word.stringizes {
                     // A macro whose body may stringize or paste its
                     // arguments: their names are opaque.
                     let end = balanced(text, &raw, i);
@@ -257,10 +302,10 @@ pub fn adapt<'t>(
                 // ones: a name the rules select that is spelled like one is kept.
                 let never = match tok {
                     Tok::Ident => never,
-                    Tok::TypeName if typedefs.names.contains(&*name) => Some(Reason::Typedef),
+                    Tok::TypeName if word.typedef => Some(Reason::Typedef),
                     _ => Some(Reason::Free),
                 };
-                a.push_ident(span.start, name, never);
+                a.push_id(span.start, id, never);
                 tok
             }
             TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
@@ -389,15 +434,20 @@ impl<'t> Adapted<'t> {
         id
     }
 
-    fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
+    pub(super) fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
         let id = self.intern(name);
+        self.push_id(at, id, never);
+    }
+
+    fn push_id(&mut self, at: usize, id: u32, never: Option<Reason>) {
+        self.code_ids.push(id);
         self.idents.push(Ident { at, id, never });
     }
 
     /// A token inside an opaque construct: its names are opaque, a string's
     /// words too (`asm` operands name locals as `%[x]`, `alias("f")` names a
     /// symbol).
-    fn opaque_token(
+    pub(super) fn opaque_token(
         &mut self,
         text: &'t [u8],
         kind: TokenKind,
@@ -423,6 +473,50 @@ impl<'t> Adapted<'t> {
     }
 }
 
+/// What an identifier's spelling is to the adapter, wherever it stands
+/// (what depends on its position is decided there).
+#[derive(Clone, Copy)]
+struct Word {
+    /// The construct it opens, whose operands are opaque.
+    opaque: Option<Reason>,
+    /// Its class, unless its position says otherwise.
+    class: Tok,
+    /// An OpenCL address space spelled without underscores.
+    opencl_space: bool,
+    /// `struct`, `union`, `enum` or `class`: a tag follows.
+    tag_keyword: bool,
+    /// `template` (after a member operator, the member follows it).
+    template: bool,
+    /// A macro whose body may stringize or paste its arguments.
+    stringizes: bool,
+    /// A typedef name the pre-pass found.
+    typedef: bool,
+}
+
+impl Word {
+    fn of(
+        name: &[u8],
+        glsl: bool,
+        typedefs: &super::typedefs::Typedefs<'_>,
+        directives: &Directives<'_>,
+        macros: Option<&crate::canon::MacroNames>,
+    ) -> Word {
+        let tag_type = !typedefs.tags.is_empty() && typedefs.tags.contains(name);
+        let typedef = !typedefs.names.is_empty() && typedefs.names.contains(name);
+        Word {
+            opaque: opaque_construct(name, glsl),
+            class: classify(name, glsl, tag_type || typedef),
+            opencl_space: is_opencl_space(name),
+            tag_keyword: matches!(name, b"struct" | b"union" | b"enum" | b"class"),
+            template: name == b"template",
+            stringizes: directives.stringizing.iter().any(|m| **m == *name)
+                || macros.is_some_and(|m| m.contains(name))
+                    && !directives.defined.iter().any(|m| **m == *name),
+            typedef,
+        }
+    }
+}
+
 /// Records a token sent to the parser: the last one, and the first one of
 /// its statement (a statement starts after `;`, a brace, a label's `:`, a
 /// condition, `else` or `do`).
@@ -438,7 +532,7 @@ fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
-fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
     let mut depth = 0usize;
     for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
         if *kind == TokenKind::Punct {

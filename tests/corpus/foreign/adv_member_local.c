@@ -1,4 +1,4 @@
-/* A local spelled like a member it accesses: the name stays everywhere. */
+/* A local spelled like a member it accesses: the local is renamed, the member kept. */
 struct pt { float x, y; };
 void norm(struct pt *ps, float *out, int n) {
   for (int k = 0; k < n; k++) {

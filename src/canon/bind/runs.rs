@@ -1,0 +1,219 @@
+//! Expression runs as single terminals: fewer tokens for the LR parser.
+//!
+//! Most of a kernel is expressions, which the grammar reads as balanced token
+//! runs (`Tails`, `Inners`, `Anys`) recording nothing: a token costs the
+//! parser a shift and a reduction and tells the binder nothing. So before
+//! parsing, two kinds of run become one `group` terminal spanning them:
+//!
+//! * what follows an `=` up to the `,`, `;`, `:` or closing bracket that ends
+//!   it (an initializer, or the right side of an assignment);
+//! * a whole expression statement after `;`, `{`, or a `}` that closes a
+//!   block (one opened after `;`, a brace, `)`, a condition, `else`, `do` or
+//!   a label): a run that starts like an expression (not with a specifier, a
+//!   keyword or a brace) and ends at its `;`. After the `}` of a tag body or
+//!   an interface block a declarator follows, which a `group` is not.
+//!
+//! Why this changes no parse. A run is collapsed only when every token in it
+//! is one every balanced-run rule accepts (at its top level: names, literals,
+//! operators, member operators, `*`, `&`, `=`, specifiers and qualifiers,
+//! `...`, and for a statement `,`; inside its brackets also `:`), its
+//! brackets match, and it holds no brace, no tag keyword (`struct`, `enum`:
+//! their bodies and tags are recorded) and no statement keyword. Its first
+//! token is one an `Atom` starts with (or, after `=`, a type name, as an
+//! `Initializer` may). A run of such tokens derives from `Tails`, `Inners`
+//! or `Anys` exactly when the one `group` token does, wherever the run
+//! stands: in an initializer (`Atom Tails` or `"typename" Tails`), in a
+//! statement (`Atom Inners ";"`, which no declaration matches, since a
+//! declaration starts with a specifier), inside brackets or a brace run
+//! (which accept every such token). Nothing inside a run is recorded by an
+//! action, so the sink is the same; the identifiers in it are judged from the
+//! adapter's list of occurrences, which this does not touch. A run that meets
+//! anything else is left as it is.
+
+use super::tokens::Tok;
+
+/// Whether `t` may stand at a run's top level (`statement`: also `,`).
+fn top(t: Tok, statement: bool) -> bool {
+    matches!(
+        t,
+        Tok::Group
+            | Tok::Ident
+            | Tok::Lit
+            | Tok::Op
+            | Tok::Member
+            | Tok::Star
+            | Tok::Amp
+            | Tok::Assign
+            | Tok::TypeName
+            | Tok::Qual
+            | Tok::Space
+            | Tok::Storage
+            | Tok::Ellipsis
+    ) || statement && t == Tok::Comma
+}
+
+/// Whether `t` may stand inside a run's brackets.
+fn inner(t: Tok) -> bool {
+    top(t, true) || t == Tok::Colon
+}
+
+/// Whether a run may start with `t` (`after_assign`: an initializer may
+/// start with a type name, a statement may not).
+fn starts(t: Tok, after_assign: bool) -> bool {
+    matches!(
+        t,
+        Tok::Group
+            | Tok::Ident
+            | Tok::Lit
+            | Tok::Op
+            | Tok::Member
+            | Tok::Star
+            | Tok::Amp
+            | Tok::Assign
+            | Tok::LParen
+            | Tok::LBracket
+    ) || after_assign && t == Tok::TypeName
+}
+
+/// The end (exclusive) of the run starting at `toks[from]`, if it is one
+/// that may be collapsed: it ends before a top-level `;` (a statement), or
+/// before a top-level `,`, `;`, `:` or closing bracket (after `=`).
+fn run_end(toks: &[(usize, Tok, usize)], from: usize, statement: bool) -> Option<usize> {
+    if !starts(toks.get(from)?.1, !statement) {
+        return None;
+    }
+    let mut open: Vec<Tok> = Vec::new();
+    for (i, &(_, t, _)) in toks.iter().enumerate().skip(from) {
+        match t {
+            Tok::LParen | Tok::LBracket => open.push(t),
+            Tok::RParen | Tok::RBracket if !open.is_empty() => {
+                let want = if t == Tok::RParen {
+                    Tok::LParen
+                } else {
+                    Tok::LBracket
+                };
+                if open.pop() != Some(want) {
+                    return None;
+                }
+            }
+            _ if !open.is_empty() => {
+                if !inner(t) {
+                    return None;
+                }
+            }
+            _ if top(t, statement) => {}
+            Tok::Semi => return Some(i),
+            Tok::Comma | Tok::Colon | Tok::RParen | Tok::RBracket | Tok::RBrace if !statement => {
+                return Some(i)
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Replaces each collapsible run of `toks` by one `group` terminal (see the
+/// module docs).
+pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
+    let mut out = Vec::with_capacity(toks.len());
+    // Per open brace: whether it opens a block (a compound statement or a
+    // function body) rather than a tag body or an initializer, after whose
+    // `}` a declarator may follow (`struct s { ... } x[2];`).
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i];
+        out.push(t);
+        i += 1;
+        let statement = match t.1 {
+            Tok::Semi => true,
+            Tok::LBrace => {
+                let before = i.checked_sub(2).map(|j| toks[j].1);
+                blocks.push(matches!(
+                    before,
+                    None | Some(
+                        Tok::Semi
+                            | Tok::LBrace
+                            | Tok::RBrace
+                            | Tok::RParen
+                            | Tok::Cond
+                            | Tok::Else
+                            | Tok::Do
+                            | Tok::Colon
+                    )
+                ));
+                true
+            }
+            Tok::RBrace if blocks.pop().unwrap_or(false) => true,
+            Tok::Assign => false,
+            _ => continue,
+        };
+        if let Some(end) = run_end(&toks, i, statement) {
+            if end > i + 1 {
+                out.push((toks[i].0, Tok::Group, toks[end - 1].2));
+                i = end;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(ts: &[Tok]) -> Vec<(usize, Tok, usize)> {
+        ts.iter().enumerate().map(|(i, &t)| (i, t, i + 1)).collect()
+    }
+
+    fn kinds(v: &[(usize, Tok, usize)]) -> Vec<Tok> {
+        v.iter().map(|t| t.1).collect()
+    }
+
+    #[test]
+    fn an_initializer_becomes_one_group_spanning_it() {
+        use Tok::*;
+        // float v = a [..] * b;
+        let v = collapse(toks(&[
+            TypeName, Ident, Assign, Ident, Group, Star, Ident, Semi,
+        ]));
+        assert_eq!(kinds(&v), [TypeName, Ident, Assign, Group, Semi]);
+        assert_eq!((v[3].0, v[3].2), (3, 7));
+    }
+
+    #[test]
+    fn an_expression_statement_becomes_one_group() {
+        use Tok::*;
+        let v = collapse(toks(&[
+            LBrace, Ident, Op, Ident, LParen, Ident, RParen, Semi, RBrace,
+        ]));
+        assert_eq!(kinds(&v), [LBrace, Group, Semi, RBrace]);
+    }
+
+    #[test]
+    fn runs_with_braces_tags_keywords_or_labels_are_left_alone() {
+        use Tok::*;
+        for ts in [
+            // x = { 1 };  (a brace)
+            vec![Semi, Ident, Assign, LBrace, Lit, RBrace, Semi],
+            // x = (struct s*) p;  (a tag)
+            vec![
+                Semi, Ident, Assign, LParen, Struct, Ident, Star, RParen, Ident, Semi,
+            ],
+            // lbl: x;  (a label's colon)
+            vec![Semi, Ident, Colon, Ident, Semi],
+            // a declaration starts with a specifier.
+            vec![Semi, TypeName, Ident, Semi],
+            // mismatched brackets: the parser must see them.
+            vec![Semi, Ident, LParen, Ident, RBracket, Semi],
+            // a statement keyword.
+            vec![Semi, Ident, Op, Return, Semi],
+            // a declarator after a tag body, or an interface block's instance.
+            vec![Struct, Ident, LBrace, RBrace, Ident, Group, Semi],
+            vec![Ident, LBrace, RBrace, Ident, Group, Semi],
+        ] {
+            let v = collapse(toks(&ts));
+            assert_eq!(kinds(&v), ts, "{ts:?}");
+        }
+    }
+}
