@@ -27,7 +27,11 @@ use std::sync::{Arc, OnceLock};
 /// select that also stands in a directive, `asm`, an attribute, ... is kept
 /// as written): a version-2 canonical text renamed such names, and a
 /// different kernel's version-3 text can equal it.
-pub const KEY_VERSION: u32 = 3;
+///
+/// 4: a local spelled like a member of a struct the binder reads, and a local
+/// named in an `asm` operand, are renamed (version 3 kept them), and inferred
+/// names are numbered from their first occurrence outside a member access.
+pub const KEY_VERSION: u32 = 4;
 
 /// Width in hex characters of every digest field.
 pub const DIGEST_HEX_LEN: usize = 64;
