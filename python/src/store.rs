@@ -172,7 +172,7 @@ impl Store {
     /// another process holds it (see `Lease`). Stores that cannot coordinate
     /// (the memory store) grant every lease at once; an error means the
     /// store cannot lease now, and the caller should compile anyway.
-    #[pyo3(signature = (key, wait=30.0))]
+    #[pyo3(signature = (key, wait=60.0))]
     fn lease(&self, py: Python<'_>, key: &Bound<'_, PyAny>, wait: f64) -> PyResult<Lease> {
         let key = key_bytes(key)?;
         let wait = Duration::try_from_secs_f64(wait)
