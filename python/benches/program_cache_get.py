@@ -2,7 +2,11 @@
 in one run, on one real cubin. Prints one line per cache: the median of
 `--repeat` timings of `--number` gets, per get.
 
-    python python/benches/program_cache_get.py [--number N] [--repeat R]
+    python python/benches/program_cache_get.py [--number N] [--repeat R] [--redis URL]
+
+With ``--redis``, also a ProgramCache on a kcache.RedisStore at URL (a
+server of your own: the bench writes under the prefix ``kcache-bench``
+and clears it).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--number", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--redis", metavar="URL", help="also time a RedisStore at URL")
     args = ap.parse_args()
     options = ProgramOptions(arch="sm_80")
     cubin = bytes(Program(CODE, "c++", options=options).compile("cubin").code)
@@ -43,6 +48,10 @@ def main() -> None:
             "kcache.cuda.ProgramCache (file)": kcache.cuda.ProgramCache(root / "kf"),
             "kcache.cuda.ProgramCache (sqlite)": kcache.cuda.ProgramCache(root / "ks", store="sqlite"),
         }
+        if args.redis:
+            redis = kcache.RedisStore(args.redis, prefix="kcache-bench", timeout_ms=1000)
+            redis.clear()
+            caches["kcache.cuda.ProgramCache (redis)"] = kcache.cuda.ProgramCache(store=redis)
         for cache in caches.values():
             cache[key] = cubin
             assert cache.get(key) == cubin

@@ -105,7 +105,27 @@ class Store:
     def stats(self) -> dict[str, int]: ...
     def verify(self) -> tuple[int, list[str]]: ...
     def prune(self, max_bytes: int) -> int: ...
+    def lease(self, key: _Key, wait: float = 60.0) -> Lease:
+        """Takes ``key``'s compile lease, waiting up to ``wait`` seconds for
+        another holder; raises StoreError when the store cannot lease."""
     def describe(self) -> str: ...
+
+@final
+class Lease:
+    """A key's compile lease: held until ``release()`` or the end of its
+    ``with`` block (or the holder's death)."""
+
+    @property
+    def waited(self) -> bool:
+        """Another holder had it: read the store again before compiling."""
+    @property
+    def timed_out(self) -> bool:
+        """The other holder kept it past the wait: compile without it."""
+    @property
+    def held(self) -> bool: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, ty: object, value: object, tb: object, /) -> bool: ...
 
 @final
 class MemoryStore(Store):
@@ -118,6 +138,31 @@ class FileStore(Store):
 @final
 class SqliteStore(Store):
     def __new__(cls, root: _Path, max_bytes: int | None = None) -> Self: ...
+
+@final
+class RedisStore(Store):
+    """A Redis server shared by many machines; without ``url``, configured
+    by the environment (``KCACHE_REDIS_URL`` and the other ``KCACHE_REDIS_*``)."""
+
+    def __new__(
+        cls,
+        url: str | None = None,
+        *,
+        prefix: str | None = None,
+        secret: bytes | bytearray | str | None = None,
+        ttl: int | None = None,
+        timeout_ms: int | None = None,
+        connect_timeout_ms: int | None = None,
+        cooldown_ms: int | None = None,
+        lease_ms: int | None = None,
+        max_value: int | None = None,
+    ) -> Self: ...
+
+@final
+class TieredStore(Store):
+    """Stores composed fastest first (memory, file or SQLite, Redis)."""
+
+    def __new__(cls, tiers: Sequence[Store]) -> Self: ...
 
 @final
 class Kernel:
@@ -158,7 +203,7 @@ class Answer:
     @property
     def symbol(self) -> str: ...
     @property
-    def outcome(self) -> Literal["compiled", "reused", "stored", "uncacheable"]: ...
+    def outcome(self) -> Literal["compiled", "reused", "stored", "shared", "uncacheable"]: ...
     @property
     def key(self) -> bytes: ...
     @property

@@ -71,7 +71,8 @@ class ProgramCache(ProgramCacheResource):
 
     ``store`` is ``"file"`` (default: a :class:`kcache.FileStore` under
     ``path``, else :func:`default_dir`), ``"sqlite"``, ``"memory"`` or an
-    open :class:`kcache.Store`. The cache never fails a compile: a store
+    open :class:`kcache.Store` (a :class:`kcache.RedisStore` shares the
+    cache between machines). The cache never fails a compile: a store
     that cannot be read is a miss, one that cannot be written is skipped,
     each logged (``logging`` name ``kcache.cuda``).
     """

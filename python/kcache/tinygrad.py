@@ -9,6 +9,14 @@ compile function), and the objects live in a kcache store. tinygrad still
 compiles every miss itself, with its own command, so what it computes does
 not change.
 
+Compiles are single-flight across the processes sharing the store (a file
+or SQLite store on one machine; a Redis tier across machines): a miss takes
+the key's compile lease (:meth:`kcache.Store.lease`) and looks the store up
+again under it, so of two processes after one kernel, one compiles and the
+other waits and loads. The wait is bounded (``KCACHE_LEASE_WAIT`` seconds,
+default 60, as the resolver's); past it, or where the store cannot lease,
+the kernel is compiled anyway.
+
 Names are never canonicalized here: tinygrad's objects carry the kernel's
 own name, so the key is over the text as written.
 """
@@ -41,6 +49,20 @@ def _tinygrad_version() -> str:
         return "unknown"
 
 
+def _lease_wait() -> float:
+    text = os.environ.get("KCACHE_LEASE_WAIT")
+    if text is None:
+        return 60.0
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = -1.0
+    if not 0.0 <= wait <= 86_400.0:
+        _log.warning("kcache: invalid KCACHE_LEASE_WAIT=%r (expected seconds); waiting 60s", text)
+        return 60.0
+    return wait
+
+
 def default_dir() -> Path:
     """``$KCACHE_DIR/tinygrad``, else ``$XDG_CACHE_HOME/kcache/tinygrad``,
     else ``~/.cache/kcache/tinygrad``."""
@@ -60,6 +82,8 @@ class Installed:
     misses: int = 0
     compiles: int = 0
     uncached: int = 0
+    waited: int = 0
+    lease_wait: float = field(default_factory=_lease_wait)
     _resolvers: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _warned: bool = False
@@ -70,6 +94,7 @@ class Installed:
             "misses": self.misses,
             "compiles": self.compiles,
             "uncached": self.uncached,
+            "waited": self.waited,
         }
 
     def _resolver(self, cc: str, cwd: str) -> _kcache.Resolver:
@@ -134,22 +159,43 @@ class Installed:
             self.uncached += 1
             self.compiles += 1
             return compiler.compile(src)
-        try:
-            lib = self.store.get(key)
-        except _kcache.StoreError as e:
-            self._note("the store could not be read", e)
-            lib = None
+        lib = self._get(key)
         if lib is not None:
             self.hits += 1
             return lib
-        self.misses += 1
-        self.compiles += 1
-        lib = compiler.compile(src)
         try:
-            self.store.put(key, lib)
+            lease = self.store.lease(key, self.lease_wait)
         except _kcache.StoreError as e:
-            self._note("the store could not be written", e)
-        return lib
+            self._note("the store cannot lease a compile", e)
+            lease = None
+        try:
+            if lease is not None:
+                # Under the lease, look again: whoever held it, or finished
+                # between the miss above and the lease, has most likely
+                # stored it.
+                lib = self._get(key)
+                if lib is not None:
+                    self.hits += 1
+                    self.waited += lease.waited
+                    return lib
+            self.misses += 1
+            self.compiles += 1
+            lib = compiler.compile(src)
+            try:
+                self.store.put(key, lib)
+            except _kcache.StoreError as e:
+                self._note("the store could not be written", e)
+            return lib
+        finally:
+            if lease is not None:
+                lease.release()
+
+    def _get(self, key: bytes) -> bytes | None:
+        try:
+            return self.store.get(key)
+        except _kcache.StoreError as e:
+            self._note("the store could not be read", e)
+            return None
 
 
 _installed: Installed | None = None

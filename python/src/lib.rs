@@ -31,6 +31,9 @@ fn _kcache(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::MemoryStore>()?;
     m.add_class::<store::FileStore>()?;
     m.add_class::<store::SqliteStore>()?;
+    m.add_class::<store::RedisStore>()?;
+    m.add_class::<store::TieredStore>()?;
+    m.add_class::<store::Lease>()?;
     m.add_class::<resolver::Kernel>()?;
     m.add_class::<resolver::Resolver>()?;
     m.add_class::<resolver::Answer>()?;

@@ -242,6 +242,7 @@ fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Reused => "reused",
         Outcome::Stored => "stored",
+        Outcome::Shared => "shared",
         Outcome::Compiled => "compiled",
         Outcome::Uncacheable => "uncacheable",
     }
@@ -254,6 +255,7 @@ fn census_dict<'py>(py: Python<'py>, c: &Census) -> PyResult<Bound<'py, PyDict>>
     d.set_item("programs_compiled", c.programs_compiled)?;
     d.set_item("kernels_reused", c.kernels_reused)?;
     d.set_item("kernels_stored", c.kernels_stored)?;
+    d.set_item("kernels_shared", c.kernels_shared)?;
     d.set_item("kernels_uncacheable", c.kernels_uncacheable)?;
     d.set_item("kernels_waited", c.kernels_waited)?;
     d.set_item("programs_loaded", c.programs_loaded)?;
@@ -277,7 +279,8 @@ impl Answer {
     fn symbol(&self) -> &str {
         &self.raw.symbol
     }
-    /// "compiled", "reused", "stored" or "uncacheable".
+    /// "compiled", "reused", "stored", "shared" (from the Redis tier: most
+    /// likely another machine's compile) or "uncacheable".
     #[getter]
     fn outcome(&self) -> &'static str {
         outcome_name(self.raw.outcome)
@@ -343,7 +346,8 @@ impl Batch {
         self.answers.iter().map(|a| a.clone_ref(py)).collect()
     }
     /// What the resolve did: kernels_compiled, programs_compiled,
-    /// kernels_reused, kernels_stored, kernels_uncacheable, kernels_waited, ...
+    /// kernels_reused, kernels_stored, kernels_shared, kernels_uncacheable,
+    /// kernels_waited, ...
     #[getter]
     fn census(&self, py: Python<'_>) -> Py<PyDict> {
         self.census.clone_ref(py)

@@ -1,16 +1,19 @@
 //! kcache's stores in Python: bytes in, bytes out. `Store` is the common
-//! base; `MemoryStore`, `FileStore` and `SqliteStore` open one.
+//! base; `MemoryStore`, `FileStore`, `SqliteStore` and `RedisStore` open
+//! one, `TieredStore` composes them; `Lease` is a key's compile lease.
 
 use crate::errors::store_error;
 use kcache::store::{
-    FileStore as RsFile, FileStoreOptions, MemoryStore as RsMemory, SqliteOptions,
-    SqliteStore as RsSqlite, Store as RsStore, DEFAULT_MAX_BYTES,
+    FileStore as RsFile, FileStoreOptions, Lease as RsLease, LeaseGrant, MemoryStore as RsMemory,
+    RedisOptions, RedisStore as RsRedis, SqliteOptions, SqliteStore as RsSqlite, Store as RsStore,
+    Tiered, DEFAULT_MAX_BYTES,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 /// Key or value bytes: `bytes`, `bytearray` or (for keys) `str`, UTF-8
 /// encoded; values may also be a `memoryview`.
@@ -165,6 +168,32 @@ impl Store {
         Ok(r.removed)
     }
 
+    /// Takes `key`'s compile lease, waiting up to `wait` seconds while
+    /// another process holds it (see `Lease`). Stores that cannot coordinate
+    /// (the memory store) grant every lease at once; an error means the
+    /// store cannot lease now, and the caller should compile anyway.
+    #[pyo3(signature = (key, wait=60.0))]
+    fn lease(&self, py: Python<'_>, key: &Bound<'_, PyAny>, wait: f64) -> PyResult<Lease> {
+        let key = key_bytes(key)?;
+        let wait = Duration::try_from_secs_f64(wait)
+            .map_err(|_| PyValueError::new_err("wait must be a finite number of seconds >= 0"))?;
+        // Always without the GIL: waiting for a lease may take seconds.
+        let inner = &*self.inner;
+        let grant = py
+            .detach(|| inner.lease(&key, wait))
+            .map_err(|e| store_error(&e))?;
+        let (held, waited) = match grant {
+            LeaseGrant::Free(l) => (Some(l), false),
+            LeaseGrant::AfterWait(l) => (Some(l), true),
+            LeaseGrant::TimedOut => (None, true),
+        };
+        Ok(Lease {
+            timed_out: held.is_none(),
+            held: Mutex::new(held),
+            waited,
+        })
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -245,5 +274,176 @@ impl SqliteStore {
             detach: true,
         })
         .add_subclass(SqliteStore))
+    }
+}
+
+/// A Redis server shared by many machines (see the README's Redis section).
+/// Reads and writes never fail: an unreachable server is a miss, a skipped
+/// write, and a lease the local tier of a `TieredStore` gives instead.
+#[pyclass(extends = Store, frozen, module = "kcache")]
+pub struct RedisStore;
+
+#[pymethods]
+impl RedisStore {
+    #[new]
+    #[pyo3(signature = (url=None, *, prefix=None, secret=None, ttl=None, timeout_ms=None,
+        connect_timeout_ms=None, cooldown_ms=None, lease_ms=None, max_value=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        url: Option<String>,
+        prefix: Option<String>,
+        secret: Option<&Bound<'_, PyAny>>,
+        ttl: Option<u64>,
+        timeout_ms: Option<u64>,
+        connect_timeout_ms: Option<u64>,
+        cooldown_ms: Option<u64>,
+        lease_ms: Option<u64>,
+        max_value: Option<u64>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        // No URL: the environment's whole configuration (KCACHE_REDIS_*);
+        // a URL: the defaults, and only what the arguments say.
+        let mut o = match url {
+            Some(url) => RedisOptions::new(url),
+            None => RedisOptions::from_env()
+                .map_err(|e| store_error(&e))?
+                .ok_or_else(|| {
+                    PyValueError::new_err("no url given and KCACHE_REDIS_URL is unset")
+                })?,
+        };
+        if let Some(p) = prefix {
+            if p.is_empty() {
+                return Err(PyValueError::new_err("prefix must not be empty"));
+            }
+            o.prefix = p;
+        }
+        if let Some(s) = secret {
+            let s = key_bytes(s)?;
+            if s.is_empty() {
+                return Err(PyValueError::new_err("secret must not be empty"));
+            }
+            o = o.secret(&s);
+        }
+        if let Some(t) = ttl {
+            o.ttl = (t > 0).then(|| Duration::from_secs(t));
+        }
+        let ms = |v: Option<u64>, name: &str, slot: &mut Duration| -> PyResult<()> {
+            match v {
+                Some(0) => Err(PyValueError::new_err(format!("{name} must be at least 1"))),
+                Some(n) => {
+                    *slot = Duration::from_millis(n);
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        };
+        ms(timeout_ms, "timeout_ms", &mut o.op_timeout)?;
+        ms(
+            connect_timeout_ms,
+            "connect_timeout_ms",
+            &mut o.connect_timeout,
+        )?;
+        ms(cooldown_ms, "cooldown_ms", &mut o.cooldown)?;
+        ms(lease_ms, "lease_ms", &mut o.lease)?;
+        if let Some(m) = max_value {
+            o.max_value = self::max_bytes(Some(m))?;
+        }
+        let store = RsRedis::open(o).map_err(|e| store_error(&e))?;
+        Ok(PyClassInitializer::from(Store {
+            inner: Arc::new(store),
+            detach: true,
+        })
+        .add_subclass(RedisStore))
+    }
+}
+
+/// Stores composed fastest first (memory, file or SQLite, Redis): reads
+/// ask each in turn and copy a hit into the faster ones; writes go to all;
+/// leases are the last tier's.
+#[pyclass(extends = Store, frozen, module = "kcache")]
+pub struct TieredStore;
+
+#[pymethods]
+impl TieredStore {
+    #[new]
+    fn new(tiers: Vec<Bound<'_, Store>>) -> PyResult<PyClassInitializer<Self>> {
+        if tiers.is_empty() {
+            return Err(PyValueError::new_err(
+                "a TieredStore needs at least one tier",
+            ));
+        }
+        let detach = tiers.iter().any(|t| t.get().detach);
+        let tiers = tiers.iter().map(|t| Arc::clone(&t.get().inner)).collect();
+        Ok(PyClassInitializer::from(Store {
+            inner: Arc::new(Tiered::new(tiers)),
+            detach,
+        })
+        .add_subclass(TieredStore))
+    }
+}
+
+/// A key's compile lease, from `Store.lease`: held until `release()` or
+/// the end of its `with` block (or the process's death). `waited` says
+/// another holder had it: read the store again before compiling.
+/// `timed_out` says that holder kept it past the wait: compile without it.
+#[pyclass(frozen, module = "kcache")]
+pub struct Lease {
+    held: Mutex<Option<Box<dyn RsLease>>>,
+    waited: bool,
+    timed_out: bool,
+}
+
+#[pymethods]
+impl Lease {
+    #[getter]
+    fn waited(&self) -> bool {
+        self.waited
+    }
+    #[getter]
+    fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+    /// Whether the lease is still held.
+    #[getter]
+    fn held(&self) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+    /// Lets the lease go (a no-op once released).
+    fn release(&self, py: Python<'_>) {
+        let taken = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Releasing a Redis lease is a call to the server.
+        py.detach(move || drop(taken));
+    }
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _ty: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.release(py);
+        false
+    }
+    fn __repr__(&self) -> String {
+        let state = if self.held() {
+            "held"
+        } else if self.timed_out {
+            "timed out"
+        } else {
+            "released"
+        };
+        format!(
+            "<kcache.Lease {state}{}>",
+            if self.waited { ", waited" } else { "" }
+        )
     }
 }

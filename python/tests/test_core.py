@@ -179,3 +179,19 @@ def test_a_store_that_cannot_open_raises_store_error(tmp_path):
     with pytest.raises(kcache.StoreError):
         kcache.FileStore(str(blocker / "store"))
     assert issubclass(kcache.StoreError, OSError)
+
+
+def test_file_leases_exclude_and_memory_leases_never_wait(tmp_path):
+    a, b = kcache.FileStore(str(tmp_path / "f")), kcache.FileStore(str(tmp_path / "f"))
+    held = a.lease(b"k", wait=0)
+    assert held.held and not held.waited
+    assert b.lease(b"k", wait=0).timed_out
+    held.release()
+    assert not held.held
+    with b.lease(b"k", wait=0) as again:
+        assert again.held
+    m = kcache.MemoryStore()
+    first = m.lease(b"k", wait=0)
+    assert first.held and m.lease(b"k", wait=0).held
+    with pytest.raises(ValueError, match="wait"):
+        m.lease(b"k", wait=-1)

@@ -18,10 +18,15 @@ CACHES = {
     "kcache.cuda.ProgramCache (sqlite)": lambda path, **kw: kcache.cuda.ProgramCache(path, store="sqlite", **kw),
     "kcache.cuda.ProgramCache (memory)": lambda path, **kw: kcache.cuda.ProgramCache(store="memory", **kw),
 }
+# On a private redis-server (conftest's redis_store): made in the fixture.
+REDIS = "kcache.cuda.ProgramCache (redis)"
 
 
-@pytest.fixture(params=list(CACHES), ids=list(CACHES))
+@pytest.fixture(params=[*CACHES, REDIS], ids=[*CACHES, REDIS])
 def make(request, tmp_path):
+    if request.param == REDIS:
+        redis_store = request.getfixturevalue("redis_store")
+        return lambda **kw: kcache.cuda.ProgramCache(store=redis_store(), **kw)
     return lambda **kw: CACHES[request.param](tmp_path / "cache", **kw)
 
 

@@ -140,3 +140,106 @@ def test_install_twice_and_uninstall_restore_tinygrad():
     assert ClangCompiler.compile_cached is original
     with pytest.raises(TypeError):
         kcache.tinygrad.install("not a store")
+
+
+RACE = """
+import json, os, select, subprocess
+import kcache, kcache.tinygrad
+
+if os.environ["STORE"] == "file":
+    store = kcache.FileStore(os.environ["SHARED_DIR"])
+else:
+    store = kcache.TieredStore([
+        kcache.FileStore(os.environ["LOCAL_DIR"]),
+        kcache.RedisStore(os.environ["REDIS_URL"], prefix=os.environ["REDIS_PREFIX"], timeout_ms=5000),
+    ])
+state = kcache.tinygrad.install(store)
+
+# The barrier: two FIFOs, opened in an order that pairs the two processes.
+mine, theirs = os.environ["SEND"], os.environ["RECV"]
+if os.environ["FIRST"] == "1":
+    send, recv = os.open(mine, os.O_WRONLY), os.open(theirs, os.O_RDONLY)
+else:
+    recv, send = os.open(theirs, os.O_RDONLY), os.open(mine, os.O_WRONLY)
+
+class Rendezvous:
+    # After its first miss of a kernel, each process waits until the other
+    # has missed it too: both are then after one kernel at once.
+    def __init__(self, inner):
+        self.inner, self.seen = inner, set()
+    def get(self, key):
+        value = self.inner.get(key)
+        if value is None and key not in self.seen:
+            self.seen.add(key)
+            os.write(send, b".")
+            ready, _, _ = select.select([recv], [], [], 300)
+            if not ready or os.read(recv, 1) != b".":
+                raise SystemExit("the other process never reached the barrier")
+        return value
+    def lease(self, key, wait):
+        return self.inner.lease(key, wait)
+    def put(self, key, value):
+        self.inner.put(key, value)
+
+state.store = Rendezvous(store)
+
+compiled = []
+real_check_output = subprocess.check_output
+def counting(argv, *args, **kwargs):
+    compiled.append(argv[0])
+    return real_check_output(argv, *args, **kwargs)
+subprocess.check_output = counting
+
+from tinygrad import Tensor
+a = Tensor([[float((i * 8 + j) % 11) for j in range(16)] for i in range(16)])
+b = Tensor([[float((i + 2 * j) % 5) - 2 for j in range(16)] for i in range(16)])
+out = (a @ b).relu().sum(axis=1).numpy().tolist()
+print(json.dumps({"out": out, "compiled": len(compiled), "kernels": len(state.store.seen), "stats": state.stats()}))
+"""
+
+
+@pytest.mark.parametrize("store", ["file", "redis"])
+def test_two_processes_racing_compile_each_kernel_once(request, tmp_path, store):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DEV": "CPU", "PARALLEL": "0", "STORE": store, "SHARED_DIR": str(tmp_path / "shared")}
+    if store == "redis":
+        env["REDIS_URL"] = request.getfixturevalue("redis_server")
+        env["REDIS_PREFIX"] = request.getfixturevalue("redis_prefix")
+    a_to_b, b_to_a = tmp_path / "a-to-b", tmp_path / "b-to-a"
+    os.mkfifo(a_to_b)
+    os.mkfifo(b_to_a)
+    procs = []
+    for name, send, recv, first in (("a", a_to_b, b_to_a, "1"), ("b", b_to_a, a_to_b, "0")):
+        child_env = {
+            **env,
+            "CACHEDB": str(tmp_path / f"tinygrad-{name}.db"),
+            "LOCAL_DIR": str(tmp_path / f"local-{name}"),
+            "SEND": str(send),
+            "RECV": str(recv),
+            "FIRST": first,
+        }
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", RACE], env=child_env, cwd=tmp_path,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+        )
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, f"child failed ({p.returncode}):\n{out}\n{err}"
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    a, b = results
+    kernels = a["kernels"]
+    assert kernels > 0 and b["kernels"] == kernels
+    assert a["stats"]["uncached"] == b["stats"]["uncached"] == 0
+    # Both missed every kernel before either compiled it; one compiled each,
+    # the other waited for its lease and loaded what it stored.
+    assert a["compiled"] + b["compiled"] == kernels
+    assert a["stats"]["compiles"] + b["stats"]["compiles"] == kernels
+    assert a["stats"]["hits"] + b["stats"]["hits"] == kernels
+    assert a["out"] == b["out"]
