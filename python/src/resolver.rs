@@ -251,6 +251,7 @@ fn outcome_name(o: Outcome) -> &'static str {
 fn census_dict<'py>(py: Python<'py>, c: &Census) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kernels_requested", c.kernels_requested)?;
+    d.set_item("keys_derived", c.keys_derived)?;
     d.set_item("kernels_compiled", c.kernels_compiled)?;
     d.set_item("programs_compiled", c.programs_compiled)?;
     d.set_item("kernels_reused", c.kernels_reused)?;

@@ -96,6 +96,12 @@ def test_resolver_answers_from_the_store_in_a_new_resolver(tmp_path):
     assert batch[0].outcome == "stored" and batch.census["kernels_stored"] == 1
 
 
+def test_a_repeated_text_is_keyed_once_per_resolver():
+    r = kcache.Resolver("cc", store=kcache.MemoryStore())
+    assert r.resolve([scale(0, 1, 7)]).census["keys_derived"] == 1
+    assert r.resolve([scale(0, 1, 7)]).census["keys_derived"] == 0
+
+
 def test_batch_census_counts_one_compile_for_a_split_batch():
     r = kcache.Resolver("cc", split=2)
     batch = r.resolve([scale(0, 1, 7), scale(1, 2, 3), ("void other(float* x) { x[0] = 1; }", "other")])
