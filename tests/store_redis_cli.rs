@@ -396,3 +396,46 @@ fn cache_ls_verify_and_clear_reach_the_remote_tier() {
     assert_eq!(count(&cleared, "removed"), 2 * entries, "{cleared}");
     assert!(server.keys("kcache:k1:*").is_empty());
 }
+
+#[test]
+fn tune_on_a_second_machine_reports_its_kernels_as_shared() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let tune = |machine: usize, json: bool| {
+        let mut c = b.command(
+            machine,
+            &[
+                "tune",
+                "--backend",
+                "cc",
+                "--compile-only",
+                "--candidates",
+                "4",
+                "--batch",
+                "4",
+            ],
+        );
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first: serde_json::Value = serde_json::from_str(&tune(0, true)).unwrap();
+    let compiled = count(&first, "kernels_compiled");
+    assert!(compiled > 0, "{first}");
+    assert_eq!(count(&first, "kernels_shared"), 0, "{first}");
+    let second: serde_json::Value = serde_json::from_str(&tune(1, true)).unwrap();
+    assert_eq!(count(&second, "kernels_compiled"), 0, "{second}");
+    assert_eq!(count(&second, "kernels_shared"), compiled, "{second}");
+    assert_eq!(second["rounds"][0]["kernels_shared"], compiled, "{second}");
+    // The table says so too, on a third machine that has nothing locally.
+    let table = tune(2, false);
+    assert!(table.contains(&format!("shared {compiled} ")), "{table}");
+}
