@@ -57,7 +57,7 @@
 //! socket). Redis Cluster is not supported yet.
 
 mod conn;
-mod frame;
+pub(crate) mod frame;
 mod lease;
 mod scan;
 
