@@ -406,3 +406,46 @@ fn a_cluster_store_spreads_entries_over_every_node_and_lists_verifies_and_clears
     assert!(cl.keys_per_node("kcache:k1:*").iter().all(Vec::is_empty));
     assert_eq!(st.local_stats().errors, 0, "{:?}", st.local_stats());
 }
+
+#[test]
+fn a_hung_cluster_node_fails_calls_within_their_timeouts_and_never_hangs_one() {
+    let Some(cl) = RedisCluster::start() else {
+        return;
+    };
+    let seeds = cl.seeds();
+    let seeds: Vec<String> = seeds.split(',').map(str::to_string).collect();
+    {
+        let mut o = RedisOptions::cluster(&seeds);
+        o.op_timeout = Duration::from_secs(5);
+        o.connect_timeout = Duration::from_secs(5);
+        let writer = store(o);
+        for i in 0..12u32 {
+            writer.put(&i.to_le_bytes(), b"compiled").unwrap();
+        }
+    }
+    // The first seed hangs: connecting through it, and every call to its
+    // slots, must time out rather than wait for it.
+    cl.hang(0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let mut o = RedisOptions::cluster(&seeds);
+        o.op_timeout = Duration::from_millis(50);
+        o.connect_timeout = Duration::from_millis(100);
+        let st = store(o);
+        let found = (0..12u32)
+            .filter(|i| st.get(&i.to_le_bytes()).unwrap().is_some())
+            .count();
+        tx.send((found, st.local_stats())).unwrap();
+    });
+    // A liveness bound, far above the timeouts' sum: only a call waiting on
+    // the frozen node without a timeout reaches it.
+    let (found, stats) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a call waited on the hung node");
+    worker.join().unwrap();
+    assert!(
+        found < 12,
+        "the hung node's entries cannot be read: {stats:?}"
+    );
+    assert!(stats.timeouts >= 1, "{stats:?}");
+}

@@ -294,6 +294,13 @@ impl RedisCluster {
             .is_ok_and(|i| i.lines().any(|l| l.trim() == "cluster_state:ok"))
     }
 
+    /// Freezes node `i` (SIGSTOP): its kernel still accepts connections,
+    /// nothing is answered. Resumed on drop.
+    pub fn hang(&self, i: usize) {
+        // SAFETY: signalling our own child, by its pid.
+        unsafe { libc::kill(self.nodes[i].id() as i32, libc::SIGSTOP) };
+    }
+
     /// The seeds, comma-separated `redis://` URLs.
     pub fn seeds(&self) -> String {
         self.ports
@@ -361,6 +368,8 @@ fn await_ready(out: std::process::ChildStdout) {
 impl Drop for RedisCluster {
     fn drop(&mut self) {
         for c in &mut self.nodes {
+            // SAFETY: signalling our own child, by its pid.
+            unsafe { libc::kill(c.id() as i32, libc::SIGCONT) };
             let _ = c.kill();
             let _ = c.wait();
         }

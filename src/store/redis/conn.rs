@@ -193,12 +193,84 @@ pub(super) struct Node {
     pub port: u16,
 }
 
+/// A connection to a cluster node whose reads and writes are bounded from
+/// its first command on. The crate bounds a connect's own handshake, then
+/// clears the timeouts, and its cluster client pings the new connection
+/// before setting the call timeouts: with a plain connection, a node that
+/// hangs (`SIGSTOP`: the kernel still accepts) after the handshake and
+/// before that ping, or one reached without a handshake command, would hold
+/// the ping, and the compile, forever.
+pub(super) struct Bounded(redis::Connection);
+
+impl redis::ConnectionLike for Bounded {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<redis::Value> {
+        self.0.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<redis::Value>> {
+        self.0.req_packed_commands(cmd, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.0.get_db()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.0.check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.is_open()
+    }
+}
+
+impl redis::cluster::Connect for Bounded {
+    fn connect<T: redis::IntoConnectionInfo>(
+        info: T,
+        timeout: Option<Duration>,
+    ) -> redis::RedisResult<Self> {
+        let client = redis::Client::open(info)?;
+        let c = match timeout {
+            Some(t) => client.get_connection_with_timeout(t)?,
+            None => client.get_connection()?,
+        };
+        // Until the cluster client sets the call timeouts, the connect
+        // timeout bounds its ping.
+        c.set_read_timeout(timeout)?;
+        c.set_write_timeout(timeout)?;
+        Ok(Bounded(c))
+    }
+
+    fn send_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<()> {
+        self.0.send_packed_command(cmd)
+    }
+
+    fn set_write_timeout(&self, dur: Option<Duration>) -> redis::RedisResult<()> {
+        self.0.set_write_timeout(dur)
+    }
+
+    fn set_read_timeout(&self, dur: Option<Duration>) -> redis::RedisResult<()> {
+        self.0.set_read_timeout(dur)
+    }
+
+    fn recv_response(&mut self) -> redis::RedisResult<redis::Value> {
+        self.0.recv_response()
+    }
+}
+
+type ClusterConnection = redis::cluster::ClusterConnection<Bounded>;
+
 /// A connection: to one server, or to a cluster (one socket per node it
 /// has talked to; it routes each command to the node serving its key's
 /// slot, following `MOVED` and `ASK`).
 pub(super) enum Conn {
     Single(redis::Connection),
-    Cluster(Box<redis::cluster::ClusterConnection>),
+    Cluster(Box<ClusterConnection>),
 }
 
 impl Conn {
@@ -211,9 +283,10 @@ impl Conn {
     }
 
     /// Runs a pipeline: one round trip to a server; on a cluster, one
-    /// pipeline per node holding some of its keys (a plain pipeline would go
-    /// whole to the node of its first key). Commands marked ignored are
-    /// answered too on a cluster: only `()` may be asked of such pipelines.
+    /// command at a time, each to its key's node (a plain pipeline would go
+    /// whole to the node of its first key). The replies of commands marked
+    /// ignored are kept on a cluster: only `()` may be asked of such
+    /// pipelines.
     pub(super) fn pipe<T: redis::FromRedisValue>(
         &mut self,
         p: &redis::Pipeline,
@@ -221,11 +294,11 @@ impl Conn {
         match self {
             Conn::Single(c) => p.query(c),
             Conn::Cluster(c) => {
-                let mut cp = redis::cluster::cluster_pipe();
-                for cmd in p.cmd_iter() {
-                    cp.add_command(cmd.clone());
-                }
-                cp.query(c)
+                let replies = p
+                    .cmd_iter()
+                    .map(|cmd| cmd.query::<redis::Value>(&mut **c))
+                    .collect::<redis::RedisResult<Vec<_>>>()?;
+                Ok(redis::from_redis_value(redis::Value::Array(replies))?)
             }
         }
     }
@@ -423,7 +496,7 @@ impl Remote {
                 Conn::Single(client.get_connection_with_timeout(self.connect_timeout)?)
             }
             // The builder was given the connect and response timeouts.
-            Client::Cluster(client) => Conn::Cluster(Box::new(client.get_connection()?)),
+            Client::Cluster(client) => Conn::Cluster(Box::new(client.get_generic_connection()?)),
         };
         // The crate clears the timeouts after connecting: every call on this
         // connection is bounded only because they are set here.

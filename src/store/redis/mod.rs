@@ -62,9 +62,9 @@
 //! With seeds instead of a server, the crate's cluster client routes each
 //! command to its key's node. Nothing here needs two keys in one command
 //! except a lease's `SET NX` and its value's `EXISTS`, which share a hash
-//! tag (one slot). Pipelines go through `Conn::pipe`, which splits
-//! them per node; `SCAN` runs on every master in turn; `clear` unlinks a key
-//! a command. One breaker guards the whole cluster.
+//! tag (one slot). Pipelines go through `Conn::pipe`, which sends them a
+//! command at a time there; `SCAN` runs on every master in turn; `clear`
+//! unlinks a key a command. One breaker guards the whole cluster.
 
 mod conn;
 pub(crate) mod frame;
