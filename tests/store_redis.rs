@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache::store::{FileStore, LeaseGrant, Origin, RedisOptions, RedisStore, Store, Tiered};
-use redis_support::RedisServer;
+use redis_support::{RedisCluster, RedisServer};
 
 /// Options with timeouts a loaded machine never trips by itself.
 fn opts(s: &RedisServer) -> RedisOptions {
@@ -334,4 +334,118 @@ fn tls_and_unknown_urls_are_refused_with_a_reason() {
     assert!(e.to_string().contains("redis://"), "{e}");
     // Nothing is sent on open: a server that is down is not an error.
     assert!(RedisStore::open(RedisOptions::new("redis+unix:///nonexistent/sock")).is_ok());
+}
+
+#[test]
+fn a_cluster_store_spreads_entries_over_every_node_and_lists_verifies_and_clears_them_all() {
+    let Some(cl) = RedisCluster::start() else {
+        return;
+    };
+    let open = || {
+        let seeds = cl.seeds();
+        let mut o = RedisOptions::cluster(&seeds.split(',').collect::<Vec<_>>());
+        o.op_timeout = Duration::from_secs(5);
+        o.connect_timeout = Duration::from_secs(5);
+        o.lease = Duration::from_millis(900);
+        store(o)
+    };
+    let st = open();
+    const N: u32 = 32;
+    for i in 0..N {
+        st.put(
+            format!("key {i}").as_bytes(),
+            format!("program {i}").as_bytes(),
+        )
+        .unwrap();
+    }
+    for i in 0..N {
+        assert_eq!(
+            st.get(format!("key {i}").as_bytes()).unwrap(),
+            Some(format!("program {i}").into_bytes())
+        );
+    }
+    // The keys are fixed, and so is the slot layout `--cluster create`
+    // makes: each node holds some, so only a scan of all three finds all.
+    let per_node = cl.keys_per_node("kcache:k1:*:v");
+    assert!(per_node.iter().all(|k| !k.is_empty()), "{per_node:?}");
+    assert_eq!(per_node.iter().map(Vec::len).sum::<usize>(), N as usize);
+    assert_eq!(st.len().unwrap(), N as usize);
+    assert_eq!(st.list().unwrap().len(), N as usize);
+    let r = st.verify().unwrap();
+    assert_eq!((r.checked, r.corrupt.len()), (u64::from(N), 0), "{r:?}");
+    // Leases are single-flight there too, and held past their lifetime by
+    // the heartbeat, whichever node each lives on (kernels not published
+    // yet: a published value ends a wait at once).
+    let other = open();
+    let held: Vec<_> = (0..N)
+        .map(|i| {
+            match st
+                .lease(format!("unpublished {i}").as_bytes(), Duration::ZERO)
+                .unwrap()
+            {
+                LeaseGrant::Free(l) | LeaseGrant::AfterWait(l) => l,
+                LeaseGrant::TimedOut => panic!("lease {i} taken"),
+            }
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(2000));
+    for i in 0..N {
+        assert!(
+            matches!(
+                other
+                    .lease(format!("unpublished {i}").as_bytes(), Duration::ZERO)
+                    .unwrap(),
+                LeaseGrant::TimedOut
+            ),
+            "lease {i} expired while held"
+        );
+    }
+    drop(held);
+    assert!(cl.keys_per_node("kcache:k1:*:l").iter().all(Vec::is_empty));
+    st.clear().unwrap();
+    assert!(cl.keys_per_node("kcache:k1:*").iter().all(Vec::is_empty));
+    assert_eq!(st.local_stats().errors, 0, "{:?}", st.local_stats());
+}
+
+#[test]
+fn a_hung_cluster_node_fails_calls_within_their_timeouts_and_never_hangs_one() {
+    let Some(cl) = RedisCluster::start() else {
+        return;
+    };
+    let seeds = cl.seeds();
+    let seeds: Vec<String> = seeds.split(',').map(str::to_string).collect();
+    {
+        let mut o = RedisOptions::cluster(&seeds);
+        o.op_timeout = Duration::from_secs(5);
+        o.connect_timeout = Duration::from_secs(5);
+        let writer = store(o);
+        for i in 0..12u32 {
+            writer.put(&i.to_le_bytes(), b"compiled").unwrap();
+        }
+    }
+    // The first seed hangs: connecting through it, and every call to its
+    // slots, must time out rather than wait for it.
+    cl.hang(0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let mut o = RedisOptions::cluster(&seeds);
+        o.op_timeout = Duration::from_millis(50);
+        o.connect_timeout = Duration::from_millis(100);
+        let st = store(o);
+        let found = (0..12u32)
+            .filter(|i| st.get(&i.to_le_bytes()).unwrap().is_some())
+            .count();
+        tx.send((found, st.local_stats())).unwrap();
+    });
+    // A liveness bound, far above the timeouts' sum: only a call waiting on
+    // the frozen node without a timeout reaches it.
+    let (found, stats) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a call waited on the hung node");
+    worker.join().unwrap();
+    assert!(
+        found < 12,
+        "the hung node's entries cannot be read: {stats:?}"
+    );
+    assert!(stats.timeouts >= 1, "{stats:?}");
 }

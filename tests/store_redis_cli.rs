@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 
-use redis_support::RedisServer;
+use redis_support::{RedisCluster, RedisServer};
 
 const KERNELS: usize = 6;
 const WAITING: &str = "waiting for another process's compile lease";
@@ -51,6 +51,9 @@ struct Bench {
     dir: tempfile::TempDir,
     kernels: Vec<PathBuf>,
     url: String,
+    /// The variable `url` goes in: `KCACHE_REDIS_URL` or
+    /// `KCACHE_REDIS_CLUSTER`.
+    var: &'static str,
 }
 
 impl Bench {
@@ -87,7 +90,20 @@ impl Bench {
         fs::set_permissions(&cc, fs::Permissions::from_mode(0o755)).unwrap();
         mkfifo(&d.join("started"));
         mkfifo(&d.join("gate"));
-        Bench { dir, kernels, url }
+        Bench {
+            dir,
+            kernels,
+            url,
+            var: "KCACHE_REDIS_URL",
+        }
+    }
+
+    /// A bench on the cluster `seeds` names, given in `var`.
+    fn cluster(seeds: String, var: &'static str, block: bool) -> Bench {
+        Bench {
+            var,
+            ..Bench::new(seeds, block)
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -98,7 +114,9 @@ impl Bench {
         let mut c = Command::new(env!("CARGO_BIN_EXE_kcache"));
         c.args(args)
             .env("KCACHE_DIR", self.path(&format!("machine{machine}")))
-            .env("KCACHE_REDIS_URL", &self.url)
+            .env_remove("KCACHE_REDIS_URL")
+            .env_remove("KCACHE_REDIS_CLUSTER")
+            .env(self.var, &self.url)
             // Generous: a loaded test machine must not trip the breaker.
             .env("KCACHE_REDIS_TIMEOUT_MS", "5000")
             .env("KCACHE_REDIS_CONNECT_TIMEOUT_MS", "5000")
@@ -222,7 +240,10 @@ fn a_second_machine_answers_shared_and_compiles_nothing() {
     if !have_cc() {
         return;
     }
-    let b = Bench::new(server.url(), false);
+    second_machine_shares(&Bench::new(server.url(), false));
+}
+
+fn second_machine_shares(b: &Bench) {
     let (first, _) = Running::new(b.spawn(0, "30000"), false).finish();
     assert_eq!(count(&first, "kernels_compiled"), KERNELS as u64, "{first}");
     let (second, _) = Running::new(b.spawn(1, "30000"), false).finish();
@@ -249,7 +270,10 @@ fn six_machines_racing_compile_each_distinct_kernel_once() {
     if !have_cc() {
         return;
     }
-    let b = Bench::new(server.url(), true);
+    six_machines_race(&Bench::new(server.url(), true));
+}
+
+fn six_machines_race(b: &Bench) {
     let holder = Running::new(b.spawn(0, "30000"), false);
     b.await_started();
     let waiters: Vec<Running> = (1..6)
@@ -395,4 +419,104 @@ fn cache_ls_verify_and_clear_reach_the_remote_tier() {
     let cleared = run(&["cache", "clear", "--json"]);
     assert_eq!(count(&cleared, "removed"), 2 * entries, "{cleared}");
     assert!(server.keys("kcache:k1:*").is_empty());
+}
+
+#[test]
+fn tune_on_a_second_machine_reports_its_kernels_as_shared() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::new(server.url(), false);
+    let tune = |machine: usize, json: bool| {
+        let mut c = b.command(
+            machine,
+            &[
+                "tune",
+                "--backend",
+                "cc",
+                "--compile-only",
+                "--candidates",
+                "4",
+                "--batch",
+                "4",
+            ],
+        );
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first: serde_json::Value = serde_json::from_str(&tune(0, true)).unwrap();
+    let compiled = count(&first, "kernels_compiled");
+    assert!(compiled > 0, "{first}");
+    assert_eq!(count(&first, "kernels_shared"), 0, "{first}");
+    let second: serde_json::Value = serde_json::from_str(&tune(1, true)).unwrap();
+    assert_eq!(count(&second, "kernels_compiled"), 0, "{second}");
+    assert_eq!(count(&second, "kernels_shared"), compiled, "{second}");
+    assert_eq!(second["rounds"][0]["kernels_shared"], compiled, "{second}");
+    // The table says so too, on a third machine that has nothing locally.
+    let table = tune(2, false);
+    assert!(table.contains(&format!("shared {compiled} ")), "{table}");
+}
+
+#[test]
+fn on_a_cluster_a_second_machine_answers_shared_and_cache_ls_and_clear_see_every_node() {
+    let Some(cluster) = RedisCluster::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    let b = Bench::cluster(cluster.seeds(), "KCACHE_REDIS_CLUSTER", false);
+    second_machine_shares(&b);
+    let run = |args: &[&str]| {
+        let out = b.command(0, args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let on_nodes: usize = cluster
+        .keys_per_node("kcache:k1:*:v")
+        .iter()
+        .map(Vec::len)
+        .sum();
+    let ls = run(&["cache", "ls", "--json"]);
+    let remote = ls
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["tier"] == "remote")
+        .count();
+    assert_eq!(remote, on_nodes, "{ls}");
+    assert!(remote > KERNELS, "kernels and their program: {ls}");
+    let verify = run(&["cache", "verify", "--json"]);
+    assert_eq!(
+        verify["corrupt"].as_array().map(Vec::len),
+        Some(0),
+        "{verify}"
+    );
+    run(&["cache", "clear", "--json"]);
+    assert!(
+        cluster
+            .keys_per_node("kcache:k1:*")
+            .iter()
+            .all(Vec::is_empty),
+        "clear left keys on some node"
+    );
+}
+
+#[test]
+fn on_a_cluster_six_machines_racing_compile_each_distinct_kernel_once() {
+    let Some(cluster) = RedisCluster::start() else {
+        return;
+    };
+    if !have_cc() {
+        return;
+    }
+    // The cluster given as a URL list this time.
+    six_machines_race(&Bench::cluster(cluster.seeds(), "KCACHE_REDIS_URL", true));
 }

@@ -198,6 +198,12 @@ fn table(reports: &[Report], o: &TuneOptions, identity: &str) -> String {
             "kernels     requested {}  compiled {}  reused {}  stored {}\n",
             c.kernels_requested, c.kernels_compiled, c.kernels_reused, c.kernels_stored
         ));
+        if c.kernels_shared > 0 {
+            s.push_str(&format!(
+                "            shared {} (of the stored: another machine compiled them, via Redis)\n",
+                c.kernels_shared
+            ));
+        }
         if c.kernels_uncacheable > 0 {
             s.push_str(&format!(
                 "            uncacheable {} (compiled every time)\n",
@@ -245,6 +251,7 @@ fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Valu
         "programs_compiled": sum(|r| r.census.programs_compiled),
         "kernels_reused": sum(|r| r.census.kernels_reused),
         "kernels_stored": sum(|r| r.census.kernels_stored),
+        "kernels_shared": sum(|r| r.census.kernels_shared),
         "kernels_uncacheable": sum(|r| r.census.kernels_uncacheable),
         "kernels_waited": sum(|r| r.census.kernels_waited),
         "programs_loaded": sum(|r| r.census.programs_loaded),
@@ -264,6 +271,7 @@ fn json(reports: &[Report], o: &TuneOptions, identity: &str) -> serde_json::Valu
             "programs_compiled": r.census.programs_compiled,
             "kernels_reused": r.census.kernels_reused,
             "kernels_stored": r.census.kernels_stored,
+            "kernels_shared": r.census.kernels_shared,
             "compile_seconds": r.census.compile_time.as_secs_f64(),
             "wall_seconds": r.wall.as_secs_f64(),
         })).collect::<Vec<_>>(),

@@ -5,7 +5,7 @@
 //! | `KCACHE_STORE` | `file`, `sqlite` or `none` | `file` |
 //! | `KCACHE_DIR` | the cache directory | `$XDG_CACHE_HOME/kcache`, else `~/.cache/kcache` |
 //! | `KCACHE_MAX_BYTES` | the byte cap: a number with an optional unit | the cap kept in the store, else `2GiB` |
-//! | `KCACHE_REDIS_URL` | a Redis server shared by many machines, the last tier (see [`super::redis`]) | off |
+//! | `KCACHE_REDIS_URL` | a Redis server shared by many machines, the last tier (`KCACHE_REDIS_CLUSTER`: a Redis Cluster instead) (see [`super::redis`]) | off |
 //!
 //! The byte cap is taken from, in order: the caller's
 //! [`StoreConfig::max_bytes`], then `KCACHE_MAX_BYTES`, then the cap kept in
@@ -188,7 +188,7 @@ impl StoreConfig {
 
 impl ResolvedStoreConfig {
     /// Opens the configured store: the local one, with the Redis tier behind
-    /// it when `KCACHE_REDIS_URL` is set (the Redis tier alone for `none`);
+    /// it when `KCACHE_REDIS_URL` (or `KCACHE_REDIS_CLUSTER`) is set (the Redis tier alone for `none`);
     /// `None` when there is neither.
     pub fn open(&self) -> Result<Option<Arc<dyn Store>>, StoreError> {
         let local = self.open_local()?;

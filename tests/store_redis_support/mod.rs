@@ -190,3 +190,188 @@ impl Drop for RedisServer {
         self.kill();
     }
 }
+
+/// A three-master Redis Cluster on loopback, no replicas, each node in its
+/// own tempdir; every node killed (and reaped) when dropped.
+pub struct RedisCluster {
+    nodes: Vec<Child>,
+    _dir: tempfile::TempDir,
+    pub ports: Vec<u16>,
+}
+
+/// A loopback port free now whose cluster-bus port (+10000) is free too.
+fn free_cluster_port(taken: &[u16]) -> u16 {
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
+        if p > 55_000 || taken.contains(&p) {
+            continue;
+        }
+        if std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok() {
+            return p;
+        }
+    }
+}
+
+impl RedisCluster {
+    /// A fresh cluster whose every node says `cluster_state:ok`, or `None`
+    /// (said on stderr) where none can run.
+    pub fn start() -> Option<RedisCluster> {
+        let present = ["redis-server", "redis-cli"].iter().all(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        assert!(
+            present || !required(),
+            "redis is required here, and redis-server or redis-cli does not run"
+        );
+        if !present {
+            eprintln!("skipped: no redis-server or redis-cli on PATH");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut ports = Vec::new();
+        for _ in 0..3 {
+            let p = free_cluster_port(&ports);
+            ports.push(p);
+        }
+        let mut c = RedisCluster {
+            nodes: Vec::new(),
+            _dir: dir,
+            ports,
+        };
+        for i in 0..3 {
+            let p = c.ports[i];
+            let d = c._dir.path().join(format!("node-{p}"));
+            std::fs::create_dir(&d).unwrap();
+            let mut child = Command::new("redis-server")
+                .args(["--bind", "127.0.0.1", "--port", &p.to_string()])
+                .args(["--cluster-enabled", "yes", "--cluster-config-file"])
+                .arg(d.join(format!("nodes-{p}.conf")))
+                .args(["--save", "", "--appendonly", "no"])
+                .args(["--daemonize", "no", "--logfile", "", "--dir"])
+                .arg(&d)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let out = child.stdout.take().unwrap();
+            c.nodes.push(child);
+            await_ready(out);
+        }
+        let addrs: Vec<String> = c.ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "redis-cli --cluster create: {out:?}");
+        // Polled: the nodes agree on the slots a gossip round or two later.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !c.ports.iter().all(|p| c.state_ok(*p)) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the cluster never reached cluster_state:ok"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(c)
+    }
+
+    fn state_ok(&self, port: u16) -> bool {
+        let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else {
+            return false;
+        };
+        let Ok(mut conn) = client.get_connection() else {
+            return false;
+        };
+        redis::cmd("CLUSTER")
+            .arg("INFO")
+            .query::<String>(&mut conn)
+            .is_ok_and(|i| i.lines().any(|l| l.trim() == "cluster_state:ok"))
+    }
+
+    /// Freezes node `i` (SIGSTOP): its kernel still accepts connections,
+    /// nothing is answered. Resumed on drop.
+    pub fn hang(&self, i: usize) {
+        // SAFETY: signalling our own child, by its pid.
+        unsafe { libc::kill(self.nodes[i].id() as i32, libc::SIGSTOP) };
+    }
+
+    /// The seeds, comma-separated `redis://` URLs.
+    pub fn seeds(&self) -> String {
+        self.ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The keys matching `pattern` on each node (each holds its slots' only).
+    pub fn keys_per_node(&self, pattern: &str) -> Vec<Vec<String>> {
+        self.ports
+            .iter()
+            .map(|p| {
+                let mut c = redis::Client::open(format!("redis://127.0.0.1:{p}"))
+                    .unwrap()
+                    .get_connection()
+                    .unwrap();
+                let mut out: Vec<String> = Vec::new();
+                let mut cursor = 0u64;
+                loop {
+                    let (next, ks): (u64, Vec<String>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(pattern)
+                        .query(&mut c)
+                        .unwrap();
+                    out.extend(ks);
+                    if next == 0 {
+                        break;
+                    }
+                    cursor = next;
+                }
+                out.sort();
+                out
+            })
+            .collect()
+    }
+}
+
+/// Reads a server's log until it is ready, then keeps draining it.
+fn await_ready(out: std::process::ChildStdout) {
+    let mut out = BufReader::new(out);
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = out.read_line(&mut line).unwrap();
+        assert!(n > 0, "redis-server exited before it was ready:\n{seen}");
+        seen.push_str(&line);
+        if line
+            .to_ascii_lowercase()
+            .contains("ready to accept connections")
+        {
+            break;
+        }
+    }
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while out.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for c in &mut self.nodes {
+            // SAFETY: signalling our own child, by its pid.
+            unsafe { libc::kill(c.id() as i32, libc::SIGCONT) };
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

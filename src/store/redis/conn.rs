@@ -180,10 +180,218 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// How to reach the tier: one server, or a Redis Cluster through its seeds.
+pub(super) enum Client {
+    Single(redis::Client),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+/// A node of a cluster, as `CLUSTER NODES` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Node {
+    pub host: String,
+    pub port: u16,
+}
+
+/// A connection to a cluster node whose reads and writes are bounded from
+/// its first command on. The crate bounds a connect's own handshake, then
+/// clears the timeouts, and its cluster client pings the new connection
+/// before setting the call timeouts: with a plain connection, a node that
+/// hangs (`SIGSTOP`: the kernel still accepts) after the handshake and
+/// before that ping, or one reached without a handshake command, would hold
+/// the ping, and the compile, forever.
+pub(super) struct Bounded(redis::Connection);
+
+impl redis::ConnectionLike for Bounded {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<redis::Value> {
+        self.0.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<redis::Value>> {
+        self.0.req_packed_commands(cmd, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.0.get_db()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.0.check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.is_open()
+    }
+}
+
+impl redis::cluster::Connect for Bounded {
+    fn connect<T: redis::IntoConnectionInfo>(
+        info: T,
+        timeout: Option<Duration>,
+    ) -> redis::RedisResult<Self> {
+        let client = redis::Client::open(info)?;
+        let c = match timeout {
+            Some(t) => client.get_connection_with_timeout(t)?,
+            None => client.get_connection()?,
+        };
+        // Until the cluster client sets the call timeouts, the connect
+        // timeout bounds its ping.
+        c.set_read_timeout(timeout)?;
+        c.set_write_timeout(timeout)?;
+        Ok(Bounded(c))
+    }
+
+    fn send_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<()> {
+        self.0.send_packed_command(cmd)
+    }
+
+    fn set_write_timeout(&self, dur: Option<Duration>) -> redis::RedisResult<()> {
+        self.0.set_write_timeout(dur)
+    }
+
+    fn set_read_timeout(&self, dur: Option<Duration>) -> redis::RedisResult<()> {
+        self.0.set_read_timeout(dur)
+    }
+
+    fn recv_response(&mut self) -> redis::RedisResult<redis::Value> {
+        self.0.recv_response()
+    }
+}
+
+type ClusterConnection = redis::cluster::ClusterConnection<Bounded>;
+
+/// A connection: to one server, or to a cluster (one socket per node it
+/// has talked to; it routes each command to the node serving its key's
+/// slot, following `MOVED` and `ASK`).
+pub(super) enum Conn {
+    Single(redis::Connection),
+    Cluster(Box<ClusterConnection>),
+}
+
+impl Conn {
+    /// For one command, routed by its key on a cluster.
+    pub(super) fn one(&mut self) -> &mut dyn redis::ConnectionLike {
+        match self {
+            Conn::Single(c) => c,
+            Conn::Cluster(c) => &mut **c,
+        }
+    }
+
+    /// Runs a pipeline: one round trip to a server; on a cluster, one
+    /// command at a time, each to its key's node (a plain pipeline would go
+    /// whole to the node of its first key). The replies of commands marked
+    /// ignored are kept on a cluster: only `()` may be asked of such
+    /// pipelines.
+    pub(super) fn pipe<T: redis::FromRedisValue>(
+        &mut self,
+        p: &redis::Pipeline,
+    ) -> redis::RedisResult<T> {
+        match self {
+            Conn::Single(c) => p.query(c),
+            Conn::Cluster(c) => {
+                let replies = p
+                    .cmd_iter()
+                    .map(|cmd| cmd.query::<redis::Value>(&mut **c))
+                    .collect::<redis::RedisResult<Vec<_>>>()?;
+                Ok(redis::from_redis_value(redis::Value::Array(replies))?)
+            }
+        }
+    }
+
+    /// Where a `SCAN` must go to see every key: the server (`None`), or
+    /// each master of the cluster that has an address and is not failed.
+    pub(super) fn scan_targets(&mut self) -> redis::RedisResult<Vec<Option<Node>>> {
+        let Conn::Cluster(c) = self else {
+            return Ok(vec![None]);
+        };
+        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+        let v = c.route_command(
+            redis::cmd("CLUSTER").arg("NODES"),
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+        )?;
+        let text: String = redis::from_redis_value(v)?;
+        Ok(masters(&text).into_iter().map(Some).collect())
+    }
+
+    /// One `SCAN` page on `node` (see [`Conn::scan_targets`]).
+    pub(super) fn scan(
+        &mut self,
+        node: &Option<Node>,
+        cmd: &redis::Cmd,
+    ) -> redis::RedisResult<(u64, Vec<String>)> {
+        match (self, node) {
+            (Conn::Cluster(c), Some(n)) => {
+                use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+                let v = c.route_command(
+                    cmd,
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                        host: n.host.clone(),
+                        port: n.port,
+                    }),
+                )?;
+                Ok(redis::from_redis_value(v)?)
+            }
+            (c, _) => cmd.query(c.one()),
+        }
+    }
+
+    fn set_timeouts(&self, t: Duration) -> redis::RedisResult<()> {
+        match self {
+            Conn::Single(c) => {
+                c.set_read_timeout(Some(t))?;
+                c.set_write_timeout(Some(t))
+            }
+            Conn::Cluster(c) => {
+                c.set_read_timeout(Some(t))?;
+                c.set_write_timeout(Some(t))
+            }
+        }
+    }
+}
+
+/// The masters in a `CLUSTER NODES` reply (`<id> <ip:port@cport[,host]>
+/// <flags> ...` a line), skipping failed ones and ones without an address.
+pub(super) fn masters(nodes: &str) -> Vec<Node> {
+    let mut out = Vec::new();
+    for line in nodes.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(addr), Some(flags)) = (f.get(1), f.get(2)) else {
+            continue;
+        };
+        let flags: Vec<&str> = flags.split(',').collect();
+        if !flags.contains(&"master") || flags.iter().any(|f| matches!(*f, "fail" | "noaddr")) {
+            continue;
+        }
+        let hostport = addr.split(['@', ',']).next().unwrap_or_default();
+        let Some((host, port)) = hostport.rsplit_once(':') else {
+            continue;
+        };
+        let (Ok(port), false) = (port.parse::<u16>(), host.is_empty()) else {
+            continue;
+        };
+        let node = Node {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+        };
+        if !out.contains(&node) {
+            out.push(node);
+        }
+    }
+    out
+}
+
 /// A server: its client, idle connections, breaker and counters.
 pub(super) struct Remote {
-    client: redis::Client,
-    pool: Mutex<Vec<redis::Connection>>,
+    client: Client,
+    pool: Mutex<Vec<Conn>>,
     state: Mutex<State>,
     pub(super) counters: Counters,
     op_timeout: Duration,
@@ -208,7 +416,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Remote {
     pub(super) fn new(
-        client: redis::Client,
+        client: Client,
         name: String,
         op_timeout: Duration,
         connect_timeout: Duration,
@@ -245,7 +453,7 @@ impl Remote {
     /// late reply to a timed-out call would otherwise answer the next one.
     pub(super) fn call<T>(
         &self,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+        f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>,
     ) -> Result<T, CallError> {
         self.admit()?;
         self.counters.bump(C::Calls);
@@ -279,17 +487,20 @@ impl Remote {
         }
     }
 
-    fn connection(&self) -> redis::RedisResult<redis::Connection> {
+    fn connection(&self) -> redis::RedisResult<Conn> {
         if let Some(c) = lock(&self.pool).pop() {
             return Ok(c);
         }
-        let c = self
-            .client
-            .get_connection_with_timeout(self.connect_timeout)?;
+        let c = match &self.client {
+            Client::Single(client) => {
+                Conn::Single(client.get_connection_with_timeout(self.connect_timeout)?)
+            }
+            // The builder was given the connect and response timeouts.
+            Client::Cluster(client) => Conn::Cluster(Box::new(client.get_generic_connection()?)),
+        };
         // The crate clears the timeouts after connecting: every call on this
         // connection is bounded only because they are set here.
-        c.set_read_timeout(Some(self.op_timeout))?;
-        c.set_write_timeout(Some(self.op_timeout))?;
+        c.set_timeouts(self.op_timeout)?;
         Ok(c)
     }
 
@@ -353,5 +564,25 @@ impl Remote {
                 };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_visit_live_masters_once_each() {
+        let nodes = "\
+a1 127.0.0.1:7001@17001 myself,master - 0 0 1 connected 0-5460
+b2 127.0.0.1:7002@17002,host-b master - 0 0 2 connected 5461-10922
+c3 127.0.0.1:7003@17003 slave b2 0 0 2 connected
+d4 127.0.0.1:7004@17004 master,fail - 0 0 3 disconnected
+e5 :0@0 master,noaddr - 0 0 4 disconnected
+f6 [::1]:7006@17006 master - 0 0 5 connected 10923-16383
+";
+        let m = masters(nodes);
+        let names: Vec<String> = m.iter().map(|n| format!("{}:{}", n.host, n.port)).collect();
+        assert_eq!(names, ["127.0.0.1:7001", "127.0.0.1:7002", "::1:7006"]);
     }
 }

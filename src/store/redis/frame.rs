@@ -15,22 +15,30 @@
 //!  88     k  the store key
 //! 88+k    n  the payload
 //! ```
+//!
+//! A frame is accepted only if it is byte for byte what [`encode`] writes
+//! for the reader's configuration: without a secret, the flag clear and the
+//! MAC field zero; with one, the flag set and the MAC right. So no mutation
+//! of a frame (a flipped bit anywhere, a cut, an extension) is ever read,
+//! not even one in bytes the checksum does not cover; and a reader without
+//! the secret refuses a MAC'd frame it cannot check rather than serve half
+//! a verified frame.
 
 use std::fmt;
 
 const MAGIC: &[u8; 8] = b"kcRedis\x01";
 const FLAG_MAC: u8 = 1;
 /// Bytes before the store key.
-pub(super) const HEADER_LEN: usize = 88;
+pub(crate) const HEADER_LEN: usize = 88;
 const MAC_CONTEXT: &str = "kcache redis tier v1 entry MAC";
 
 /// The key of the entry MAC, derived from the configured secret so that the
 /// secret itself is never the key of anything else.
 #[derive(Clone)]
-pub(super) struct MacKey([u8; 32]);
+pub(crate) struct MacKey([u8; 32]);
 
 impl MacKey {
-    pub(super) fn derive(secret: &[u8]) -> Self {
+    pub(crate) fn derive(secret: &[u8]) -> Self {
         MacKey(blake3::derive_key(MAC_CONTEXT, secret))
     }
 }
@@ -60,7 +68,7 @@ fn mac(
 }
 
 /// Frames `payload` for `store_key`, to be stored under `redis_key`.
-pub(super) fn encode(
+pub(crate) fn encode(
     mac_key: Option<&MacKey>,
     redis_key: &[u8],
     store_key: &[u8],
@@ -85,7 +93,7 @@ pub(super) fn encode(
 
 /// Why a frame was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Refused {
+pub(crate) enum Refused {
     /// Not a frame this version wrote, or damaged: truncated, a length that
     /// does not match, a checksum that does not.
     Corrupt(&'static str),
@@ -107,7 +115,7 @@ impl fmt::Display for Refused {
 
 /// A checked frame: the store key it names and its payload.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Decoded<'a> {
+pub(crate) struct Decoded<'a> {
     pub store_key: &'a [u8],
     pub payload: &'a [u8],
 }
@@ -115,7 +123,7 @@ pub(super) struct Decoded<'a> {
 /// Checks `frame`, read from `redis_key`: its magic, lengths, checksum and,
 /// with a MAC key, its MAC (in constant time). `want` is the store key the
 /// reader asked for, when it asked for one (`ls` and `verify` do not).
-pub(super) fn decode<'a>(
+pub(crate) fn decode<'a>(
     mac_key: Option<&MacKey>,
     redis_key: &[u8],
     want: Option<&[u8]>,
@@ -147,22 +155,31 @@ pub(super) fn decode<'a>(
     if blake3::hash(payload).as_bytes() != &head[24..56] {
         return Err(Refused::Corrupt("checksum mismatch"));
     }
-    if let Some(k) = mac_key {
-        if flags & FLAG_MAC == 0 {
-            return Err(Refused::Unauthenticated("no MAC"));
+    match mac_key {
+        Some(k) => {
+            if flags & FLAG_MAC == 0 {
+                return Err(Refused::Unauthenticated("no MAC"));
+            }
+            let stored = blake3::Hash::from_bytes(head[56..88].try_into().unwrap());
+            // `Hash` equality is constant time.
+            if mac(k, head, redis_key, store_key, payload) != stored {
+                return Err(Refused::Unauthenticated("wrong MAC"));
+            }
         }
-        let stored = blake3::Hash::from_bytes(head[56..88].try_into().unwrap());
-        // `Hash` equality is constant time.
-        if mac(k, head, redis_key, store_key, payload) != stored {
-            return Err(Refused::Unauthenticated("wrong MAC"));
+        None if flags & FLAG_MAC != 0 => {
+            return Err(Refused::Unauthenticated("a MAC and no secret to check it"));
         }
+        None if head[56..88] != [0; 32] => {
+            return Err(Refused::Corrupt("MAC bytes without the MAC flag"));
+        }
+        None => {}
     }
     Ok(Decoded { store_key, payload })
 }
 
 /// The store key and payload length a frame's first bytes name, if they
 /// look like a frame of `total` bytes; nothing is verified (`ls` only).
-pub(super) fn peek(head: &[u8], total: u64) -> Option<(&[u8], u64)> {
+pub(crate) fn peek(head: &[u8], total: u64) -> Option<(&[u8], u64)> {
     if head.len() < HEADER_LEN || &head[..8] != MAGIC {
         return None;
     }
@@ -239,6 +256,21 @@ mod tests {
             decode(Some(&k), b"kcache:k1:{cd}:v", Some(b"key"), &good),
             Err(Refused::Unauthenticated("wrong MAC")),
             "a frame moved under another key name fails its MAC"
+        );
+        assert_eq!(
+            decode(None, RK, Some(b"key"), &good),
+            Err(Refused::Unauthenticated("a MAC and no secret to check it")),
+            "a reader without the secret cannot check the MAC"
+        );
+    }
+
+    #[test]
+    fn mac_bytes_without_the_flag_are_damage() {
+        let mut f = encode(None, RK, b"key", b"v");
+        f[60] ^= 4;
+        assert_eq!(
+            decode(None, RK, Some(b"key"), &f),
+            Err(Refused::Corrupt("MAC bytes without the MAC flag"))
         );
     }
 }

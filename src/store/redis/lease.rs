@@ -67,7 +67,7 @@ impl Drop for RedisLease {
                 .arg(1)
                 .arg(&self.key)
                 .arg(&self.token)
-                .exec(c)
+                .exec(c.one())
         });
     }
 }
@@ -111,16 +111,17 @@ impl RedisStore {
         loop {
             let (won, published): (bool, bool) = self
                 .call(|c| {
-                    redis::pipe()
-                        .cmd("SET")
+                    // One slot (the keys share their hash tag): one node.
+                    let mut p = redis::pipe();
+                    p.cmd("SET")
                         .arg(&lk)
                         .arg(&token)
                         .arg("NX")
                         .arg("PX")
                         .arg(ms)
                         .cmd("EXISTS")
-                        .arg(&vk)
-                        .query::<(Option<String>, bool)>(c)
+                        .arg(&vk);
+                    c.pipe::<(Option<String>, bool)>(&p)
                         .map(|(set, exists)| (set.is_some(), exists))
                 })
                 .map_err(|e| self.err("lease", e))?;
@@ -224,7 +225,8 @@ fn heartbeat(weak: Weak<Inner>, period: Duration) {
                     .arg(ms)
                     .ignore();
             }
-            p.exec(c)
+            // On a cluster, one pipeline per node holding some of them.
+            c.pipe::<()>(&p)
         });
     }
 }

@@ -42,7 +42,8 @@
 //!
 //! | variable | meaning | default |
 //! | --- | --- | --- |
-//! | `KCACHE_REDIS_URL` | `redis://[user:pass@]host[:port][/db]` or `redis+unix:///path` | off |
+//! | `KCACHE_REDIS_URL` | `redis://[user:pass@]host[:port][/db]` or `redis+unix:///path`; a comma-separated list is a cluster's seeds | off |
+//! | `KCACHE_REDIS_CLUSTER` | a Redis Cluster's seeds, comma-separated `redis://` URLs (instead of `KCACHE_REDIS_URL`) | off |
 //! | `KCACHE_REDIS_PREFIX` | the key prefix | `kcache` |
 //! | `KCACHE_REDIS_SECRET`, `KCACHE_REDIS_SECRET_FILE` | the MAC secret (the file's bytes) | none |
 //! | `KCACHE_REDIS_TTL` | seconds an entry lives after its last hit (refreshed on each); `0` = forever | `0` |
@@ -54,10 +55,19 @@
 //!
 //! `rediss://` (TLS) is not built in: it is refused with an error saying so
 //! (put a TLS tunnel such as stunnel in front of the server, or use a unix
-//! socket). Redis Cluster is not supported yet.
+//! socket).
+//!
+//! # Redis Cluster
+//!
+//! With seeds instead of a server, the crate's cluster client routes each
+//! command to its key's node. Nothing here needs two keys in one command
+//! except a lease's `SET NX` and its value's `EXISTS`, which share a hash
+//! tag (one slot). Pipelines go through `Conn::pipe`, which sends them a
+//! command at a time there; `SCAN` runs on every master in turn; `clear`
+//! unlinks a key a command. One breaker guards the whole cluster.
 
 mod conn;
-mod frame;
+pub(crate) mod frame;
 mod lease;
 mod scan;
 
@@ -67,7 +77,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use conn::RemoteStats;
-use conn::{CallError, Remote, State, C};
+use conn::{CallError, Client, Conn, Remote, State, C};
 use frame::{MacKey, Refused};
 
 use super::{
@@ -77,6 +87,8 @@ use crate::bytes::parse_byte_size;
 
 /// The variable naming the server; the tier is off without it.
 pub const ENV_URL: &str = "KCACHE_REDIS_URL";
+/// The variable naming a Redis Cluster's seed nodes, instead of a server.
+pub const ENV_CLUSTER: &str = "KCACHE_REDIS_CLUSTER";
 const ENV_PREFIX: &str = "KCACHE_REDIS_PREFIX";
 const ENV_SECRET: &str = "KCACHE_REDIS_SECRET";
 const ENV_SECRET_FILE: &str = "KCACHE_REDIS_SECRET_FILE";
@@ -94,8 +106,11 @@ const KEY_VERSION: u32 = 1;
 /// How to reach the server and what to do there.
 #[derive(Clone)]
 pub struct RedisOptions {
-    /// The server's URL.
+    /// The server's URL; with `cluster`, the comma-separated `redis://`
+    /// URLs of some of a Redis Cluster's nodes (the seeds).
     pub url: String,
+    /// Whether `url` names a Redis Cluster.
+    pub cluster: bool,
     /// The key prefix.
     pub prefix: String,
     /// The timeout of each read and write.
@@ -118,6 +133,7 @@ impl fmt::Debug for RedisOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisOptions")
             .field("url", &redact(&self.url))
+            .field("cluster", &self.cluster)
             .field("prefix", &self.prefix)
             .field("mac", &self.mac.is_some())
             .finish_non_exhaustive()
@@ -125,10 +141,13 @@ impl fmt::Debug for RedisOptions {
 }
 
 impl RedisOptions {
-    /// The defaults for `url`.
+    /// The defaults for `url`: a Redis Cluster if it is a comma-separated
+    /// list of URLs.
     pub fn new(url: impl Into<String>) -> Self {
+        let url = url.into();
         RedisOptions {
-            url: url.into(),
+            cluster: url.contains(','),
+            url,
             prefix: "kcache".into(),
             op_timeout: Duration::from_millis(50),
             connect_timeout: Duration::from_millis(100),
@@ -138,6 +157,20 @@ impl RedisOptions {
             max_value: 64 << 20,
             mac: None,
         }
+    }
+
+    /// The defaults for the Redis Cluster that `seeds` (`redis://` URLs of
+    /// some of its nodes) belong to.
+    pub fn cluster<S: AsRef<str>>(seeds: &[S]) -> Self {
+        let mut o = Self::new(
+            seeds
+                .iter()
+                .map(|s| s.as_ref().trim())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        o.cluster = true;
+        o
     }
 
     /// Authenticates entries with a MAC keyed by `secret`; entries without
@@ -166,10 +199,18 @@ impl RedisOptions {
                     .map_err(|v| bad(name, &v.to_string_lossy(), "not valid UTF-8")),
             }
         };
-        let Some(url) = var(ENV_URL)? else {
-            return Ok(None);
+        let mut o = match (var(ENV_URL)?, var(ENV_CLUSTER)?) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    ENV_CLUSTER,
+                    "…",
+                    "set only one of KCACHE_REDIS_URL and KCACHE_REDIS_CLUSTER",
+                ))
+            }
+            (Some(url), None) => RedisOptions::new(url),
+            (None, Some(seeds)) => RedisOptions::cluster(&seeds.split(',').collect::<Vec<_>>()),
         };
-        let mut o = RedisOptions::new(url);
         if let Some(p) = var(ENV_PREFIX)? {
             o.prefix = p;
         }
@@ -231,8 +272,11 @@ fn bad(name: &str, value: &str, reason: &str) -> StoreError {
     }
 }
 
-/// `url` with any password replaced, for messages.
+/// `url` (or each URL of a list) with any password replaced, for messages.
 fn redact(url: &str) -> String {
+    if url.contains(',') {
+        return url.split(',').map(redact).collect::<Vec<_>>().join(",");
+    }
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => format!("{}://…@{}", &url[..s], &url[at + 1..]),
         _ => url.to_string(),
@@ -263,10 +307,21 @@ impl RedisStore {
     /// that is down is found out (and survived) on the first call. Only a
     /// URL that cannot be used is an error.
     pub fn open(opts: RedisOptions) -> Result<Self, StoreError> {
+        let var = if opts.cluster { ENV_CLUSTER } else { ENV_URL };
+        if opts.cluster {
+            let seeds: Vec<&str> = opts.url.split(',').map(str::trim).collect();
+            if let Some(s) = seeds.iter().find(|s| !s.starts_with("redis://")) {
+                return Err(bad(
+                    var,
+                    &redact(s),
+                    "a Redis Cluster is reached over redis:// (TCP) URLs only",
+                ));
+            }
+        }
         let scheme = opts.url.split("://").next().unwrap_or_default();
         if matches!(scheme, "rediss" | "valkeys") {
             return Err(bad(
-                ENV_URL,
+                var,
                 &redact(&opts.url),
                 "TLS (rediss://) is not built into this kcache; use a TLS tunnel (stunnel) to a redis:// address, or redis+unix://",
             ));
@@ -276,13 +331,19 @@ impl RedisStore {
             "redis" | "redis+unix" | "unix" | "valkey" | "valkey+unix"
         ) {
             return Err(bad(
-                ENV_URL,
+                var,
                 &redact(&opts.url),
                 "expected a redis:// or redis+unix:// URL",
             ));
         }
-        let client = redis::Client::open(opts.url.as_str())
-            .map_err(|e| bad(ENV_URL, &redact(&opts.url), &e.to_string()))?;
+        let client = if opts.cluster {
+            Self::cluster_client(&opts)?
+        } else {
+            Client::Single(
+                redis::Client::open(opts.url.as_str())
+                    .map_err(|e| bad(ENV_URL, &redact(&opts.url), &e.to_string()))?,
+            )
+        };
         let remote = Remote::new(
             client,
             redact(&opts.url),
@@ -297,6 +358,22 @@ impl RedisStore {
                 leases: lease::Held::default(),
             }),
         })
+    }
+
+    /// The client of a Redis Cluster: every node connection bounded by the
+    /// timeouts, and few retries (each may wait), enough to follow a
+    /// `MOVED` after a resharding and an `ASK` during one.
+    fn cluster_client(opts: &RedisOptions) -> Result<Client, StoreError> {
+        let seeds: Vec<&str> = opts.url.split(',').map(str::trim).collect();
+        redis::cluster::ClusterClientBuilder::new(seeds)
+            .connection_timeout(opts.connect_timeout)
+            .response_timeout(opts.op_timeout)
+            .retries(2)
+            .min_retry_wait(1)
+            .max_retry_wait(20)
+            .build()
+            .map(Client::Cluster)
+            .map_err(|e| bad(ENV_CLUSTER, &redact(&opts.url), &e.to_string()))
     }
 
     /// The store `KCACHE_REDIS_URL` and the other variables ask for; `None`
@@ -358,10 +435,7 @@ impl RedisStore {
         self.remote().counters.bump(c);
     }
 
-    fn call<T>(
-        &self,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
-    ) -> Result<T, CallError> {
+    fn call<T>(&self, f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>) -> Result<T, CallError> {
         self.remote().call(f)
     }
 
@@ -397,7 +471,12 @@ impl RedisStore {
     pub fn remote_totals(&self) -> Result<RemoteStats, StoreError> {
         let sk = self.inner.stats_key();
         let fields: Vec<Option<u64>> = self
-            .call(|c| redis::cmd("HMGET").arg(&sk).arg(&conn::FIELDS[..]).query(c))
+            .call(|c| {
+                redis::cmd("HMGET")
+                    .arg(&sk)
+                    .arg(&conn::FIELDS[..])
+                    .query(c.one())
+            })
             .map_err(|e| self.err("read counters", e))?;
         let mut v = [0u64; 12];
         for (slot, f) in v.iter_mut().zip(fields) {
@@ -414,8 +493,8 @@ impl RedisStore {
                 .arg(rk)
                 .arg("PX")
                 .arg(t.as_millis() as u64)
-                .query(c),
-            None => redis::cmd("GET").arg(rk).query(c),
+                .query(c.one()),
+            None => redis::cmd("GET").arg(rk).query(c.one()),
         })
     }
 }
@@ -451,7 +530,7 @@ impl Inner {
                     p.cmd("HINCRBY").arg(&sk).arg(*f).arg(v).ignore();
                 }
             }
-            p.exec(c)
+            c.pipe::<()>(&p)
         });
         if r.is_err() {
             self.remote.counters.restore(&taken);
@@ -486,7 +565,7 @@ impl Store for RedisStore {
         let ttl = self.inner.opts.ttl;
         let _ = if frame.len() as u64 > self.inner.opts.max_value {
             // Never keep a stale value for a key whose new one is refused.
-            self.call(|c| redis::cmd("UNLINK").arg(&rk).exec(c))
+            self.call(|c| redis::cmd("UNLINK").arg(&rk).exec(c.one()))
         } else {
             self.call(|c| {
                 let mut cmd = redis::cmd("SET");
@@ -494,7 +573,7 @@ impl Store for RedisStore {
                 if let Some(t) = ttl {
                     cmd.arg("PX").arg(t.as_millis() as u64);
                 }
-                cmd.exec(c)
+                cmd.exec(c.one())
             })
         };
         Ok(())
@@ -503,7 +582,7 @@ impl Store for RedisStore {
     fn remove(&self, key: &[u8]) -> Result<bool, StoreError> {
         let rk = self.value_key(key);
         let n: u64 = self
-            .call(|c| redis::cmd("UNLINK").arg(&rk).query(c))
+            .call(|c| redis::cmd("UNLINK").arg(&rk).query(c.one()))
             .map_err(|e| self.err("remove", e))?;
         Ok(n > 0)
     }
@@ -659,9 +738,38 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_is_named_by_its_seeds_in_either_variable() {
+        let seeds = "redis://127.0.0.1:7001, redis://127.0.0.1:7002";
+        let o = RedisOptions::from_lookup(env(&[("KCACHE_REDIS_CLUSTER", seeds)]))
+            .unwrap()
+            .unwrap();
+        assert!(o.cluster);
+        assert_eq!(o.url, "redis://127.0.0.1:7001,redis://127.0.0.1:7002");
+        let listed = RedisOptions::from_lookup(env(&[("KCACHE_REDIS_URL", seeds)]))
+            .unwrap()
+            .unwrap();
+        assert!(listed.cluster);
+        assert!(!RedisOptions::new("redis://h:1").cluster);
+        assert!(RedisOptions::from_lookup(env(&[
+            ("KCACHE_REDIS_URL", "redis://h"),
+            ("KCACHE_REDIS_CLUSTER", seeds)
+        ]))
+        .is_err());
+        // Opening sends nothing: no server needs to be there.
+        assert!(RedisStore::open(o).is_ok());
+        let e = RedisStore::open(RedisOptions::cluster(&["redis://h:1", "redis+unix:///s"]))
+            .unwrap_err();
+        assert!(e.to_string().contains("KCACHE_REDIS_CLUSTER"), "{e}");
+    }
+
+    #[test]
     fn passwords_are_kept_out_of_messages() {
         assert_eq!(redact("redis://u:hunter2@h:1/0"), "redis://…@h:1/0");
         assert_eq!(redact("redis+unix:///s"), "redis+unix:///s");
+        assert_eq!(
+            redact("redis://:pw@a:1,redis://b:2"),
+            "redis://…@a:1,redis://b:2"
+        );
         let o = RedisOptions::new("redis://u:hunter2@h").secret(b"x");
         assert!(!format!("{o:?}").contains("hunter2"));
     }

@@ -27,34 +27,39 @@ fn glob_escape(s: &str) -> String {
 
 impl RedisStore {
     /// Every key of the namespace matching `suffix` (`*:v` for values, `*`
-    /// for values and leases), a `SCAN` page at a time.
+    /// for values and leases), a `SCAN` page at a time; on a cluster, on
+    /// every master in turn (each holds only its own slots' keys).
     fn scan_keys(
         &self,
         suffix: &str,
         mut each: impl FnMut(Vec<String>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let pattern = format!("{}{suffix}", glob_escape(&self.ns()));
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = self
-                .call(|c| {
-                    redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(&pattern)
-                        .arg("COUNT")
-                        .arg(SCAN_COUNT)
-                        .query(c)
-                })
-                .map_err(|e| self.err("scan", e))?;
-            if !keys.is_empty() {
-                each(keys)?;
+        let targets = self
+            .call(|c| c.scan_targets())
+            .map_err(|e| self.err("scan", e))?;
+        for node in &targets {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(SCAN_COUNT);
+                let (next, keys) = self
+                    .call(|c| c.scan(node, &scan))
+                    .map_err(|e| self.err("scan", e))?;
+                if !keys.is_empty() {
+                    each(keys)?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            if next == 0 {
-                return Ok(());
-            }
-            cursor = next;
         }
+        Ok(())
     }
 
     /// The entries on the server: with `access`, their last access too (the
@@ -79,7 +84,7 @@ impl RedisStore {
                     // A page is short: one round trip each. `OBJECT IDLETIME`
                     // fails under an LFU policy; the pipeline then fails too
                     // and is asked again without it.
-                    p.query::<Vec<(Vec<u8>, u64, Option<u64>)>>(c)
+                    c.pipe::<Vec<(Vec<u8>, u64, Option<u64>)>>(&p)
                 })
                 .or_else(|_| {
                     self.call(|c| {
@@ -89,7 +94,7 @@ impl RedisStore {
                             p.cmd("STRLEN").arg(k);
                             p.cmd("EXISTS").arg("");
                         }
-                        p.query(c)
+                        c.pipe(&p)
                     })
                 })
                 .map_err(|e| self.err("list", e))?;
@@ -127,7 +132,7 @@ impl RedisStore {
                     for k in &keys {
                         p.cmd("GET").arg(k);
                     }
-                    p.query(c)
+                    c.pipe(&p)
                 })
                 .map_err(|e| self.err("verify", e))?;
             for (k, f) in keys.iter().zip(frames) {
@@ -149,7 +154,7 @@ impl RedisStore {
                             .arg(1)
                             .arg(k)
                             .arg(&f)
-                            .exec(c)
+                            .exec(c.one())
                     })
                     .map_err(|e| self.err("verify", e))?;
                 }
@@ -167,7 +172,12 @@ impl RedisStore {
     /// Unlinks every value and lease of the namespace (the counters stay).
     pub(super) fn scan_clear(&self) -> Result<(), StoreError> {
         self.scan_keys("*", |keys| {
-            self.call(|c| redis::cmd("UNLINK").arg(&keys).exec(c))
+            // One key a command: a multi-key UNLINK must not span slots.
+            let mut p = redis::pipe();
+            for k in &keys {
+                p.cmd("UNLINK").arg(k).ignore();
+            }
+            self.call(|c| c.pipe::<()>(&p))
                 .map_err(|e| self.err("clear", e))
         })
     }
