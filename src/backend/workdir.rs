@@ -317,6 +317,20 @@ mod tests {
     }
 
     #[test]
+    fn a_lazy_dir_is_made_once_on_first_use() {
+        let base = tempfile::tempdir().unwrap();
+        let lazy = LazyDir::new("t", base.path().to_path_buf());
+        assert_eq!(lazy.made(), None);
+        assert_eq!(fs::read_dir(base.path()).unwrap().count(), 0);
+        let first = lazy.path().unwrap().to_path_buf();
+        assert_eq!(lazy.path().unwrap(), first);
+        assert_eq!(lazy.made(), Some(first.as_path()));
+        assert_eq!(fs::metadata(&first).unwrap().mode() & 0o7777, 0o700);
+        drop(lazy);
+        assert!(!first.exists(), "removed with its owner");
+    }
+
+    #[test]
     fn write_new_never_reuses_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
