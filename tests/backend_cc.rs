@@ -300,7 +300,7 @@ fn loads_from_bytes_in_a_fresh_backend_and_runs() {
         .load(&binary, &["saxpy", "matmul", "reduce_sum"])
         .unwrap();
     assert_eq!(p.binary(), &binary[..]);
-    assert!(p.path().starts_with(fresh.work_dir()));
+    assert!(p.path().starts_with(fresh.work_dir().unwrap()));
     check_group(&fresh, &p);
 
     // The same bytes again: the loaded program, not a second copy.

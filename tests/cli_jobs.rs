@@ -456,3 +456,119 @@ fn compile_works_with_the_opencl_backend() {
     assert_eq!(out["kernels"][0]["outcome"], "compiled");
     assert_eq!(out["kernels"][0]["symbol"], "scale");
 }
+
+/// The C compiler `cc` names on `PATH` (or `$CC`), as an absolute path.
+fn real_cc() -> std::path::PathBuf {
+    let name = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    if name.contains('/') {
+        return name.into();
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(&name))
+        .find(|p| p.is_file())
+        .expect("a C compiler on PATH")
+}
+
+/// Every path under `dir`.
+fn tree(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(tree(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn a_warm_compile_hit_makes_no_work_directory_and_runs_no_compiler() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (store, tmp, src, bin) = (
+        t.path().join("store"),
+        t.path().join("tmp"),
+        t.path().join("src"),
+        t.path().join("bin"),
+    );
+    for d in [&tmp, &src, &bin] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(
+        src.join("k.c"),
+        "void k(float* y, const float* x, int n) { for (int i = 0; i < n; i++) y[i] += 2.0f * x[i]; }\n",
+    )
+    .unwrap();
+    // The compiler, through a wrapper that counts its runs.
+    let log = t.path().join("runs.log");
+    let cc = bin.join("cc");
+    std::fs::write(
+        &cc,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real_cc().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Probe answers are kept only for files older than the stat window (2 s)
+    // in which a change cannot be told apart.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let runs = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+    let compile = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kcache"))
+            .args(["compile", "--json", "--backend", "cc", "--dir"])
+            .arg(&store)
+            .arg(src.join("k.c"))
+            .env("CC", &cc)
+            .env("TMPDIR", &tmp)
+            .env_remove("KCACHE_STORE")
+            .env_remove("KCACHE_MAX_BYTES")
+            .env_remove("KCACHE_LOG")
+            .output()
+            .unwrap();
+        json(&out)
+    };
+    let export = || {
+        let ls = json(&kcache(&store, &["cache", "ls", "--json"]));
+        let program = ls
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .find(|n| n.starts_with("program/"))
+            .expect("a stored program");
+        let to = t.path().join("exported.so");
+        let out = kcache(&store, &["cache", "export", &program, to.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0));
+        std::fs::read(to).unwrap()
+    };
+    let cold = compile();
+    assert_eq!(cold["kernels"][0]["outcome"], "compiled", "{cold}");
+    assert!(runs() > 0, "the wrapper counts the compiler's runs");
+    let compiled = export();
+    assert!(compiled.starts_with(b"\x7fELF"));
+    // Kept probes and a stored program: the next process needs neither the
+    // compiler nor a directory to write an object in.
+    compile();
+    for e in std::fs::read_dir(&tmp).unwrap() {
+        std::fs::remove_dir_all(e.unwrap().path()).unwrap();
+    }
+    let before = runs();
+    let warm = compile();
+    assert_eq!(warm["kernels"][0]["outcome"], "stored", "{warm}");
+    assert_eq!(warm["kernels"][0]["symbol"], cold["kernels"][0]["symbol"]);
+    assert_eq!(warm["kernels_compiled"], 0);
+    assert_eq!(runs(), before, "a warm hit ran the compiler");
+    assert_eq!(
+        tree(&tmp),
+        Vec::<std::path::PathBuf>::new(),
+        "a warm hit wrote under TMPDIR"
+    );
+    assert_eq!(export(), compiled, "the stored program's bytes changed");
+}

@@ -123,7 +123,9 @@ fn search(dir: &Path) {
     }
     let after_2000 = rss();
     let handles = backend.kernel_cache().cache().len();
-    let files = std::fs::read_dir(backend.work_dir()).unwrap().count();
+    let files = std::fs::read_dir(backend.work_dir().unwrap())
+        .unwrap()
+        .count();
     println!(
         "rss after 200 compiles: {after_200} bytes; after 2000: {after_2000} bytes; \
          {handles} handles cached, {files} files in the work directory"

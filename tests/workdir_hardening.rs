@@ -161,7 +161,7 @@ fn umask_000_child(base: &Path) {
     unsafe { libc::umask(0) };
     let hooks = Hooks::new();
     let backend = Arc::new(need!(backend_with(&hooks, |b| b.work_dir_in(base))));
-    let work = backend.work_dir().to_path_buf();
+    let work = backend.work_dir().unwrap().to_path_buf();
     let mut stores: Vec<Arc<dyn Store>> =
         vec![Arc::new(FileStore::open(base.join("store-file")).unwrap())];
     #[cfg(feature = "sqlite")]
@@ -247,7 +247,7 @@ fn held_child(base: &Path) {
             text: SAXPY,
         }]))
         .unwrap();
-    println!("WORKDIR {}", backend.work_dir().display());
+    println!("WORKDIR {}", backend.work_dir().unwrap().display());
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).ok();
     drop(program);
@@ -305,7 +305,7 @@ fn a_planted_object_under_the_predictable_name_is_never_loaded() {
 
     let fresh = need!(backend_with(&hooks, |b| b));
     let digest = blake3::hash(&binary).to_hex();
-    let planted = fresh.work_dir().join(format!("b-{digest}.so"));
+    let planted = fresh.work_dir().unwrap().join(format!("b-{digest}.so"));
     fs::write(&planted, b"planted: not the object these bytes are").unwrap();
     let program = fresh.load(&binary, &["saxpy"]).unwrap();
     assert_ne!(program.path(), planted);
@@ -353,7 +353,7 @@ fn stale_work_dirs_of_dead_processes_are_swept_and_nothing_else() {
     let base = tempfile::tempdir().unwrap();
     let running = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
     let root = root_in(base.path());
-    assert_eq!(running.work_dir().parent(), Some(root.as_path()));
+    assert_eq!(running.work_dir().unwrap().parent(), Some(root.as_path()));
     let dead = dead_pid();
     let two_hours = 2 * 60 * 60;
 
@@ -386,6 +386,9 @@ fn stale_work_dirs_of_dead_processes_are_swept_and_nothing_else() {
     age(&file, two_hours);
 
     let next = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
+    // The sweep runs when a backend makes its directory (its first compile
+    // or load; here, asked for it).
+    next.work_dir().unwrap();
     assert!(!stale_cc.exists(), "stale cc directory kept");
     assert!(!stale_glslang.exists(), "stale glslang directory kept");
     for kept in [&fresh_dead, &stale_alive, &unrelated, &file] {
@@ -400,10 +403,10 @@ fn stale_work_dirs_of_dead_processes_are_swept_and_nothing_else() {
         "keep"
     );
     assert!(
-        running.work_dir().exists(),
+        running.work_dir().unwrap().exists(),
         "a live backend's directory was swept"
     );
-    assert!(next.work_dir().exists());
+    assert!(next.work_dir().unwrap().exists());
 }
 
 #[test]
@@ -441,11 +444,16 @@ fn a_sigkilled_process_work_dir_is_swept_once_stale() {
     assert!(work.exists(), "a killed process leaves its directory");
     assert!(fs::read_dir(&work).unwrap().count() > 0);
 
+    // A backend sweeps when it makes its own directory.
+    let sweep = || {
+        let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
+        b.work_dir().unwrap();
+    };
     // Fresh (within the bound): kept, the process might only be slow.
-    drop(need!(backend_with(&hooks, |b| b.work_dir_in(base.path()))));
+    sweep();
     assert!(work.exists(), "a fresh leftover was swept");
     age(&work, 2 * 60 * 60);
-    drop(need!(backend_with(&hooks, |b| b.work_dir_in(base.path()))));
+    sweep();
     assert!(
         !work.exists(),
         "a stale leftover of a killed process was kept"
@@ -460,9 +468,9 @@ fn a_symlinked_temp_root_is_not_followed() {
     std::os::unix::fs::symlink(elsewhere.path(), root_in(base.path())).unwrap();
     let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
     // Made in the base itself, as private as ever; nothing went through the link.
-    assert_eq!(b.work_dir().parent(), Some(base.path()));
+    assert_eq!(b.work_dir().unwrap().parent(), Some(base.path()));
     assert_eq!(
-        fs::symlink_metadata(b.work_dir()).unwrap().mode() & 0o7777,
+        fs::symlink_metadata(b.work_dir().unwrap()).unwrap().mode() & 0o7777,
         0o700
     );
     assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
@@ -488,6 +496,30 @@ fn a_temp_root_of_another_user_is_not_used() {
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
     let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
-    assert_eq!(b.work_dir().parent(), Some(base.path()));
+    assert_eq!(b.work_dir().unwrap().parent(), Some(base.path()));
     assert_eq!(fs::read_dir(&root).unwrap().count(), 0);
+}
+
+#[test]
+fn a_backend_makes_its_work_dir_only_when_it_compiles_or_loads() {
+    let hooks = Hooks::new();
+    let base = tempfile::tempdir().unwrap();
+    let b = need!(backend_with(&hooks, |b| b.work_dir_in(base.path())));
+    assert_eq!(
+        fs::read_dir(base.path()).unwrap().count(),
+        0,
+        "a backend built made a directory"
+    );
+    let program = b
+        .compile(&job(&[KernelSource {
+            symbol: "saxpy",
+            text: SAXPY,
+        }]))
+        .unwrap()
+        .program;
+    assert!(program.path().starts_with(root_in(base.path())));
+    assert_eq!(
+        b.work_dir().unwrap().parent(),
+        Some(root_in(base.path()).as_path())
+    );
 }

@@ -20,6 +20,11 @@
 //! it is a symlink), the directories are made in `<base>` directly, with the
 //! same checks, and nothing is swept.
 //!
+//! The cc backend makes its directory lazily ([`LazyDir`]): at its first
+//! compile, load or probe that needs a scratch file, not when it is built,
+//! so a process whose every answer comes from a store without loading it
+//! (`kcache compile` on a hit) creates, sweeps and removes nothing.
+//!
 //! # Sweeping leftovers
 //!
 //! A process killed with SIGKILL leaves its directories behind. Creating a
@@ -143,6 +148,58 @@ impl PrivateDir {
     }
 }
 
+/// A [`PrivateDir`] made on first use: nothing is created, and nothing swept,
+/// until [`LazyDir::path`] is first called. A failure to create it is
+/// returned to that caller, and the next call tries again.
+#[derive(Debug)]
+pub struct LazyDir {
+    family: &'static str,
+    base: PathBuf,
+    dir: std::sync::OnceLock<PrivateDir>,
+}
+
+impl LazyDir {
+    /// A directory for `family` to be made in kcache's temp root under
+    /// `base` (sweeping the root's stale leftovers first) when first used.
+    pub fn new(family: &'static str, base: PathBuf) -> LazyDir {
+        LazyDir {
+            family,
+            base,
+            dir: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The directory, made now if it was not yet. Two threads racing to make
+    /// it each make one; the loser's is removed at once, both get the
+    /// winner's.
+    pub fn path(&self) -> io::Result<&Path> {
+        if let Some(dir) = self.dir.get() {
+            return Ok(dir.path());
+        }
+        let made = PrivateDir::create(self.family, Some(&self.base), true)?;
+        // A lost race drops (removes) the directory just made.
+        let _ = self.dir.set(made);
+        Ok(self.dir.get().expect("set above or by the winner").path())
+    }
+
+    /// A fresh private subdirectory of the directory (made now if need be),
+    /// removed when dropped.
+    pub fn subdir(&self, prefix: &str) -> io::Result<tempfile::TempDir> {
+        self.path()?;
+        self.dir.get().expect("made above").subdir(prefix)
+    }
+
+    /// The directory if it was made, without making it.
+    pub fn made(&self) -> Option<&Path> {
+        self.dir.get().map(PrivateDir::path)
+    }
+
+    /// Where the directory is (or will be) made: the base it was given.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+}
+
 /// Creates `path` exclusively (never an existing file, never through a
 /// symlink), mode 0600 whatever the umask, and writes `bytes`.
 pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -257,6 +314,20 @@ mod tests {
         assert_eq!(owner_pid("kcache-cc-0-abcd"), None);
         assert_eq!(owner_pid("kcache-cc-abcd"), None);
         assert_eq!(owner_pid("other-cc-1-abcd"), None);
+    }
+
+    #[test]
+    fn a_lazy_dir_is_made_once_on_first_use() {
+        let base = tempfile::tempdir().unwrap();
+        let lazy = LazyDir::new("t", base.path().to_path_buf());
+        assert_eq!(lazy.made(), None);
+        assert_eq!(fs::read_dir(base.path()).unwrap().count(), 0);
+        let first = lazy.path().unwrap().to_path_buf();
+        assert_eq!(lazy.path().unwrap(), first);
+        assert_eq!(lazy.made(), Some(first.as_path()));
+        assert_eq!(fs::metadata(&first).unwrap().mode() & 0o7777, 0o700);
+        drop(lazy);
+        assert!(!first.exists(), "removed with its owner");
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod compile;
 mod input;
 mod progress;
 mod tune;
+mod unloaded;
 
 /// Compile GPU/CPU kernels once per search: caches keyed on a canonical text
 /// of each kernel, up to a renaming of the names it binds.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::compiler::{self, Compiler};
 use super::{CcBackend, CcProgram, FAMILY};
-use crate::backend::workdir::PrivateDir;
+use crate::backend::workdir::LazyDir;
 use crate::backend::BackendError;
 use crate::cache::guarded::{GuardedCache, Handles, KernelCache};
 use crate::cache::hooks::{self, Hooks};
@@ -131,8 +131,8 @@ impl CcBuilder {
         self
     }
 
-    /// Finds and identifies the compiler, checks the configured flags, and
-    /// creates the work directory.
+    /// Finds and identifies the compiler and checks the configured flags
+    /// (the work directory is made at the first compile or load).
     pub fn build(self) -> Result<CcBackend, BackendError> {
         if let Some(e) = self.spec_error {
             return Err(BackendError::Unavailable {
@@ -177,7 +177,7 @@ impl CcBuilder {
             })?
             .to_string();
         let work_base = self.work_root.clone().unwrap_or_else(std::env::temp_dir);
-        let work = PrivateDir::create(FAMILY, Some(&work_base), true).map_err(io(&work_base))?;
+        let work = LazyDir::new(FAMILY, work_base);
         let hooks = self.hooks.unwrap_or_else(|| hooks::global().clone());
         let kernels = KernelCache::new(
             FAMILY,

@@ -61,8 +61,8 @@ pub(crate) struct Inputs<'a> {
     pub source_dir: &'a Path,
     pub prelude: &'a str,
     pub prelude_label: &'a str,
-    /// A directory for scratch files.
-    pub scratch: &'a Path,
+    /// A directory for scratch files, made only if a probe runs.
+    pub scratch: &'a crate::backend::workdir::LazyDir,
     /// The expansion of machine-dependent options, when there are any.
     pub native: Option<Digest>,
     /// Whether the compile links: its link line's inputs are keyed.
@@ -82,8 +82,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BackendError + '_ {
 fn predefined(inputs: &Inputs<'_>) -> Result<Result<(String, Vec<PathBuf>), String>, BackendError> {
     let deps = tempfile::Builder::new()
         .prefix(".deps-")
-        .tempfile_in(inputs.scratch)
-        .map_err(io(inputs.scratch))?;
+        .tempfile_in(inputs.scratch.path().map_err(io(inputs.scratch.base()))?)
+        .map_err(io(inputs.scratch.base()))?;
     Ok(inputs.compiler.predefined(
         &inputs.flag_list,
         inputs.source_dir,

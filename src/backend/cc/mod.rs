@@ -50,8 +50,9 @@
 //! [`CcBuilder::work_dir_in`]'s directory; it must allow mapping code: not a
 //! `noexec` mount), mode 0700, owner and mode checked; every file in it is
 //! created exclusively with mode 0600, and the compiler runs with umask 077.
-//! It goes away with the backend; creating a backend first sweeps the
-//! directories of killed processes older than [`workdir::STALE_AFTER`].
+//! It is made at the first compile, load or probe needing it (after sweeping
+//! the directories of killed processes older than [`workdir::STALE_AFTER`]),
+//! and goes away with the backend.
 //!
 //! # Identity
 //!
@@ -99,7 +100,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::backend::shared::is_gnu_identifier as is_identifier;
-use crate::backend::workdir::{self, PrivateDir};
+use crate::backend::workdir::{self, LazyDir};
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
     KeyValidity, Language, Launch,
@@ -162,7 +163,7 @@ pub struct CcBackend {
     /// Set by `destroy_device`: like a GPU backend whose device went, this
     /// one builds and runs nothing more (what it handed out stays valid).
     destroyed: std::sync::atomic::AtomicBool,
-    work: PrivateDir,
+    work: LazyDir,
     /// Keys only (see [`CcBuilder::keys_only`]).
     keys_only: bool,
 }
@@ -173,7 +174,7 @@ impl std::fmt::Debug for CcBackend {
             .field("compiler", &self.compiler.path)
             .field("target", &self.compiler.target)
             .field("source_dir", &self.source_dir)
-            .field("work_dir", &self.work.path())
+            .field("work_dir", &self.work.made())
             .field("handles", &self.kernels.cache().len())
             .finish()
     }
@@ -279,9 +280,9 @@ impl CcBackend {
         &self.source_dir
     }
 
-    /// The private directory compiles and loaded objects live in.
-    pub fn work_dir(&self) -> &Path {
-        self.work.path()
+    /// The private directory compiles and loaded objects live in (made now if need be).
+    pub fn work_dir(&self) -> Result<&Path, BackendError> {
+        self.work.path().map_err(self.io_error(self.work.base()))
     }
 
     /// The prelude put before every group's kernels.
@@ -408,7 +409,7 @@ impl CcBackend {
             source_dir: &self.source_dir,
             prelude: &self.prelude,
             prelude_label: PRELUDE_LABEL,
-            scratch: self.work.path(),
+            scratch: &self.work,
             native,
             link: !self.keys_only,
         })?);
@@ -479,8 +480,9 @@ impl CcBackend {
         open_failed: impl FnOnce(String) -> BackendError,
     ) -> Result<CcProgram, BackendError> {
         let prefix = format!("b-{}-", &digest.to_hex()[..16]);
-        let file = workdir::new_file_in(self.work.path(), &prefix, ".so", &binary)
-            .map_err(self.io_error(self.work.path()))?;
+        let work = self.work_dir()?;
+        let file =
+            workdir::new_file_in(work, &prefix, ".so", &binary).map_err(self.io_error(work))?;
         CcProgram::open(file, binary, digest, symbols).map_err(|e| match e {
             program::OpenError::Dl(reason) => open_failed(reason),
             program::OpenError::Missing(symbol) => BackendError::MissingSymbol {
@@ -503,7 +505,7 @@ impl CcBackend {
         let dir = self
             .work
             .subdir("c-")
-            .map_err(self.io_error(self.work.path()))?;
+            .map_err(self.io_error(self.work.base()))?;
         let src = dir.path().join("kernels.c");
         let out = dir.path().join("kernels.so");
         let deps = dir.path().join("kernels.d");
