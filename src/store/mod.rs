@@ -131,6 +131,7 @@ pub mod settings;
 pub mod sqlite;
 pub mod tiered;
 
+mod clock;
 #[cfg(test)]
 mod decode_fuzz;
 mod entry;
@@ -143,12 +144,12 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 pub use self::redis::{RedisOptions, RedisStore, RemoteStats};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{open_from_env, ResolvedStoreConfig, StoreConfig, StoreKind};
 pub use entry::MAX_ENTRY_BYTES;
 pub use file::{FileStore, FileStoreOptions};
@@ -574,60 +575,6 @@ pub fn key_from_hex(text: &str) -> Result<Vec<u8>, StoreError> {
         .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
         .collect::<Option<Vec<u8>>>()
         .ok_or_else(bad)
-}
-
-/// The time source stores use for access times and for the age of temp
-/// files; injected so tests control the LRU order and staleness.
-pub trait Clock: Send + Sync + fmt::Debug {
-    /// The current time.
-    fn now(&self) -> SystemTime;
-}
-
-/// The system's wall clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> SystemTime {
-        SystemTime::now()
-    }
-}
-
-/// A clock that moves only when told to, or by a fixed step on every read.
-#[derive(Debug)]
-pub struct ManualClock {
-    now: Mutex<SystemTime>,
-    step: Duration,
-}
-
-impl ManualClock {
-    /// A clock standing at `start`.
-    pub fn new(start: SystemTime) -> Self {
-        Self::ticking(start, Duration::ZERO)
-    }
-
-    /// A clock at `start` that advances by `step` after every reading, so
-    /// consecutive operations get distinct, ordered times.
-    pub fn ticking(start: SystemTime, step: Duration) -> Self {
-        ManualClock {
-            now: Mutex::new(start),
-            step,
-        }
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        *self.now.lock().unwrap_or_else(|p| p.into_inner()) += by;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> SystemTime {
-        let mut now = self.now.lock().unwrap_or_else(|p| p.into_inner());
-        let t = *now;
-        *now += self.step;
-        t
-    }
 }
 
 thread_local! {
