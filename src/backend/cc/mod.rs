@@ -100,7 +100,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::backend::shared::is_gnu_identifier as is_identifier;
-use crate::backend::workdir::{self, LazyDir};
+use crate::backend::workdir::LazyDir;
 use crate::backend::{
     Backend, BackendError, BackendInfo, BuildError, CompileJob, Compiled, KernelSource, KeyExtras,
     KeyValidity, Language, Launch,
@@ -109,6 +109,7 @@ use crate::cache::guarded::{GuardedError, KernelCache};
 use crate::key::{Digest, PartsHasher, Source};
 
 mod builder;
+mod compile;
 mod compiler;
 mod identity_cache;
 pub(crate) mod includes;
@@ -122,7 +123,7 @@ mod render;
 pub use builder::CcBuilder;
 use compiler::Compiler;
 pub use program::{CcProgram, MAX_BUFFERS, MAX_SCALARS};
-use render::{blamed, render};
+use render::render;
 
 /// The family name the backend reports and notifies under.
 pub const FAMILY: &str = "cc";
@@ -465,133 +466,6 @@ impl CcBackend {
             path,
             source,
         }
-    }
-
-    /// Writes `binary` to a new file of its own in the work directory
-    /// (created exclusively under an unpredictable name: a file found there
-    /// is never used) and loads it, requiring `symbols`; `open_failed` says
-    /// what a failure to load means for the caller. The file goes when the
-    /// program does.
-    fn install(
-        &self,
-        binary: Vec<u8>,
-        digest: Digest,
-        symbols: &[&str],
-        open_failed: impl FnOnce(String) -> BackendError,
-    ) -> Result<CcProgram, BackendError> {
-        let prefix = format!("b-{}-", &digest.to_hex()[..16]);
-        let work = self.work_dir()?;
-        let file =
-            workdir::new_file_in(work, &prefix, ".so", &binary).map_err(self.io_error(work))?;
-        CcProgram::open(file, binary, digest, symbols).map_err(|e| match e {
-            program::OpenError::Dl(reason) => open_failed(reason),
-            program::OpenError::Missing(symbol) => BackendError::MissingSymbol {
-                backend: FAMILY,
-                symbol,
-            },
-        })
-    }
-
-    /// Compiles `tu` (the group's translation unit) and loads the result.
-    /// `read` receives the files the compiler reported reading (`None`
-    /// when it wrote no report).
-    fn build(
-        &self,
-        job: &CompileJob<'_>,
-        tu: &str,
-        symbols: &[&str],
-        read: &mut Option<Vec<PathBuf>>,
-    ) -> Result<CcProgram, BackendError> {
-        let dir = self
-            .work
-            .subdir("c-")
-            .map_err(self.io_error(self.work.base()))?;
-        let src = dir.path().join("kernels.c");
-        let out = dir.path().join("kernels.so");
-        let deps = dir.path().join("kernels.d");
-        workdir::write_new(&src, tu.as_bytes()).map_err(self.io_error(&src))?;
-        let mut command = self.compiler.command();
-        let output = workdir::private_umask(&mut command)
-            .args(MANDATORY)
-            .args(&self.default_flags)
-            .arg("-iquote")
-            .arg(&self.source_dir)
-            .arg(&src)
-            .args(job.options)
-            .args(&self.link_flags)
-            .args(["-MD", "-MT", "x", "-MF"])
-            .arg(&deps)
-            .arg("-o")
-            .arg(&out)
-            .current_dir(&self.source_dir)
-            .output()
-            .map_err(self.io_error(&self.compiler.path))?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if !output.status.success() {
-            let mut kernels = blamed(&stderr, symbols);
-            if kernels.is_empty() {
-                kernels = symbols.iter().map(|s| s.to_string()).collect();
-            }
-            let log = if stderr.trim().is_empty() {
-                format!(
-                    "the compiler exited with {} and said nothing",
-                    output.status
-                )
-            } else {
-                stderr.into_owned()
-            };
-            return Err(BackendError::Compile {
-                backend: FAMILY,
-                kernels,
-                log,
-            });
-        }
-        if !stderr.trim().is_empty() {
-            tracing::debug!(kernels = ?symbols, diagnostics = %stderr, "cc compiled with diagnostics");
-        }
-        let binary = std::fs::read(&out).map_err(self.io_error(&out))?;
-        // The compiler's own account of what it read; no report at all
-        // counts as a read no key covered.
-        *read = match std::fs::read_to_string(&deps) {
-            Ok(text) => Some(
-                compiler::parse_deps(&text)
-                    .into_iter()
-                    .map(|p| self.source_dir.join(p))
-                    .filter(|p| p != &src)
-                    .collect(),
-            ),
-            Err(_) => None,
-        };
-        let digest = Digest(*blake3::hash(&binary).as_bytes());
-        self.install(binary, digest, symbols, |reason| BackendError::Compile {
-            backend: FAMILY,
-            kernels: symbols.iter().map(|s| s.to_string()).collect(),
-            log: format!("the compiled shared object does not load: {reason}"),
-        })
-    }
-
-    /// The handle-cache key of a group, over what it reads.
-    fn group_key(
-        &self,
-        job: &CompileJob<'_>,
-        extras: &keying::GroupExtras,
-        tu: &str,
-        symbols: &[&str],
-    ) -> String {
-        let mut h = PartsHasher::new();
-        for d in &extras.digests {
-            h.part(d.as_bytes());
-        }
-        // make_key sorts options: number them so their order still counts.
-        let mut opts: Vec<(String, String)> = job
-            .options
-            .iter()
-            .enumerate()
-            .map(|(i, o)| (format!("{i:08}"), o.clone()))
-            .collect();
-        opts.push(("extras".into(), h.finish().to_hex()));
-        let source = Source::from(tu);
-        KernelCache::<CcProgram>::key(HOST, &symbols.join(","), &source, &opts)
     }
 }
 
