@@ -45,13 +45,13 @@
 //!
 //! # The work directory
 //!
-//! The backend's work directory is private (see [`workdir`]): made in
+//! The backend's work directory is private (see [`workdir`](crate::backend::workdir)): made in
 //! kcache's temp root `<TMPDIR>/kcache-<uid>` (or in
 //! [`CcBuilder::work_dir_in`]'s directory; it must allow mapping code: not a
 //! `noexec` mount), mode 0700, owner and mode checked; every file in it is
 //! created exclusively with mode 0600, and the compiler runs with umask 077.
 //! It is made at the first compile, load or probe needing it (after sweeping
-//! the directories of killed processes older than [`workdir::STALE_AFTER`]),
+//! the directories of killed processes older than [`workdir::STALE_AFTER`](crate::backend::workdir::STALE_AFTER)),
 //! and goes away with the backend.
 //!
 //! # Identity
