@@ -11,17 +11,14 @@
 #[path = "store_redis_support/mod.rs"]
 mod redis_support;
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::thread::JoinHandle;
+mod gated_cc;
 
+use std::process::{Child, Command, Stdio};
+
+use gated_cc::{Gated, Running};
 use redis_support::{RedisCluster, RedisServer};
 
 const KERNELS: usize = 6;
-const WAITING: &str = "waiting for another process's compile lease";
 
 fn have_cc() -> bool {
     let ok = Command::new("cc")
@@ -40,59 +37,27 @@ fn have_cc() -> bool {
     ok
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
-/// Kernels, a compiler wrapper that logs every compile, and its FIFOs.
+/// The gated compiler's scratch directory, and the Redis it shares.
 struct Bench {
-    dir: tempfile::TempDir,
-    kernels: Vec<PathBuf>,
+    gated: Gated,
     url: String,
     /// The variable `url` goes in: `KCACHE_REDIS_URL` or
     /// `KCACHE_REDIS_CLUSTER`.
     var: &'static str,
 }
 
+impl std::ops::Deref for Bench {
+    type Target = Gated;
+    fn deref(&self) -> &Gated {
+        &self.gated
+    }
+}
+
 impl Bench {
-    /// With `block`, the first compile (only) writes a line to `started` and
-    /// then waits for one on `gate`.
+    /// With `block`, the first compile (only) blocks on the gate.
     fn new(url: String, block: bool) -> Bench {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let kernels = (0..KERNELS)
-            .map(|i| {
-                let p = d.join(format!("k{i}.c"));
-                fs::write(
-                    &p,
-                    format!("void k{i}(float* x, int n) {{ for (int j = 0; j < n; j++) x[j] = x[j] * {i}.0f + 2.0f; }}\n"),
-                )
-                .unwrap();
-                p
-            })
-            .collect();
-        let block = if block {
-            format!(
-                "if mkdir {d}/first 2>/dev/null; then echo started > {d}/started; read x < {d}/gate; fi",
-                d = d.display()
-            )
-        } else {
-            String::new()
-        };
-        let script = format!(
-            "#!/bin/sh\ncase \"$*\" in *kernels.c*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
-            d = d.display()
-        );
-        let cc = d.join("cc.sh");
-        fs::write(&cc, script).unwrap();
-        fs::set_permissions(&cc, fs::Permissions::from_mode(0o755)).unwrap();
-        mkfifo(&d.join("started"));
-        mkfifo(&d.join("gate"));
         Bench {
-            dir,
-            kernels,
+            gated: Gated::new(KERNELS, "2.0f", block),
             url,
             var: "KCACHE_REDIS_URL",
         }
@@ -104,10 +69,6 @@ impl Bench {
             var,
             ..Bench::new(seeds, block)
         }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
     }
 
     fn command(&self, machine: usize, args: &[&str]) -> Command {
@@ -150,70 +111,17 @@ impl Bench {
         assert!(out.status.success(), "{out:?}");
         serde_json::from_slice(&out.stdout).unwrap()
     }
-
-    fn await_started(&self) {
-        let mut line = String::new();
-        File::open(self.path("started"))
-            .unwrap()
-            .read_to_string(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "started");
-    }
-
-    fn open_gate(&self) {
-        if let Ok(mut f) = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(self.path("gate"))
-        {
-            let _ = writeln!(f, "go");
-        }
-    }
-
-    fn compiles(&self) -> usize {
-        fs::read_to_string(self.path("compiles"))
-            .map(|s| s.lines().count())
-            .unwrap_or(0)
-    }
 }
 
-struct Running {
-    child: Child,
-    stderr: JoinHandle<String>,
+trait Finish {
+    fn finish(self) -> (serde_json::Value, String);
 }
 
-impl Running {
-    fn new(mut child: Child, until_waiting: bool) -> Running {
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        if until_waiting {
-            loop {
-                let mut line = String::new();
-                let n = err.read_line(&mut line).unwrap();
-                assert!(n > 0, "exited without waiting for a lease:\n{seen}");
-                seen.push_str(&line);
-                if line.contains(WAITING) {
-                    break;
-                }
-            }
-        }
-        let stderr = std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = err.read_to_string(&mut rest);
-            seen + &rest
-        });
-        Running { child, stderr }
-    }
-
+impl Finish for Running {
     /// Its JSON report and stderr, after checking it exited 0 with every
     /// kernel answered.
     fn finish(self) -> (serde_json::Value, String) {
-        let out = self.child.wait_with_output().unwrap();
-        let stderr = self.stderr.join().unwrap();
-        assert!(out.status.success(), "kcache failed: {stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["kernels"].as_array().unwrap().len(), KERNELS, "{v}");
-        (v, stderr)
+        self.report(KERNELS)
     }
 }
 

@@ -7,16 +7,16 @@
 //! script whose first compile says so on a FIFO and then blocks on another,
 //! and a waiting process is known to wait by its debug log line.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+mod gated_cc;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
-use std::thread::JoinHandle;
+
+use gated_cc::{Gated, Running};
 
 const KINDS: [&str; 2] = ["file", "sqlite"];
 const KERNELS: usize = 8;
-const WAITING: &str = "waiting for another process's compile lease";
 
 fn have_cc() -> bool {
     let ok = Command::new("cc")
@@ -35,59 +35,20 @@ fn have_cc() -> bool {
     ok
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
+/// The gated compiler's scratch directory, with this file's kernels.
+struct Bench(Gated);
 
-/// A scratch directory with kernels, a compiler wrapper, its log and FIFOs.
-struct Bench {
-    dir: tempfile::TempDir,
-    kernels: Vec<PathBuf>,
+impl std::ops::Deref for Bench {
+    type Target = Gated;
+    fn deref(&self) -> &Gated {
+        &self.0
+    }
 }
 
 impl Bench {
-    /// With `block`, the first compile (only) writes a line to `started` and
-    /// then waits for one on `gate`.
+    /// With `block`, the first compile (only) blocks on the gate.
     fn new(block: bool) -> Bench {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let kernels = (0..KERNELS)
-            .map(|i| {
-                let p = d.join(format!("k{i}.c"));
-                fs::write(
-                    &p,
-                    format!(
-                        "void k{i}(float* x, int n) {{ for (int j = 0; j < n; j++) x[j] = x[j] * {i}.0f + 1.0f; }}\n"
-                    ),
-                )
-                .unwrap();
-                p
-            })
-            .collect();
-        let block = if block {
-            format!(
-                "if mkdir {d}/first 2>/dev/null; then echo started > {d}/started; read x < {d}/gate; fi",
-                d = d.display()
-            )
-        } else {
-            String::new()
-        };
-        let script = format!(
-            "#!/bin/sh\ncase \"$*\" in *kernels.c*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
-            d = d.display()
-        );
-        let cc = d.join("cc.sh");
-        fs::write(&cc, script).unwrap();
-        fs::set_permissions(&cc, fs::Permissions::from_mode(0o755)).unwrap();
-        mkfifo(&d.join("started"));
-        mkfifo(&d.join("gate"));
-        Bench { dir, kernels }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        Bench(Gated::new(KERNELS, "1.0f", block))
     }
 
     /// `kcache compile --json` of every kernel on the `kind` store, logging
@@ -128,77 +89,17 @@ impl Bench {
         assert!(out.status.success(), "{out:?}");
         serde_json::from_slice(&out.stdout).unwrap()
     }
-
-    /// Blocks until the first compile is under way (and blocked on the gate).
-    fn await_started(&self) {
-        let mut line = String::new();
-        File::open(self.path("started"))
-            .unwrap()
-            .read_to_string(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "started");
-    }
-
-    fn open_gate(&self) {
-        // Non-blocking: after a SIGKILL the wrapper may still be reading, or
-        // gone; either way the test goes on.
-        if let Ok(mut f) = OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(self.path("gate"))
-        {
-            let _ = writeln!(f, "go");
-        }
-    }
-
-    /// The compiles the wrapper logged.
-    fn compiles(&self) -> usize {
-        fs::read_to_string(self.path("compiles"))
-            .map(|s| s.lines().count())
-            .unwrap_or(0)
-    }
 }
 
-/// A running `kcache compile`: its stderr read on a thread.
-struct Running {
-    child: Child,
-    stderr: JoinHandle<String>,
+trait Finish {
+    fn finish(self) -> serde_json::Value;
 }
 
-impl Running {
-    /// Starts reading stderr; with `until_waiting`, returns only once the
-    /// process has said it waits for a lease.
-    fn new(mut child: Child, until_waiting: bool) -> Running {
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        if until_waiting {
-            loop {
-                let mut line = String::new();
-                let n = err.read_line(&mut line).unwrap();
-                assert!(n > 0, "exited without waiting for a lease:\n{seen}");
-                seen.push_str(&line);
-                if line.contains(WAITING) {
-                    break;
-                }
-            }
-        }
-        let stderr = std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = err.read_to_string(&mut rest);
-            seen + &rest
-        });
-        Running { child, stderr }
-    }
-
+impl Finish for Running {
     /// Its JSON report, after checking it exited 0 with every kernel answered.
     fn finish(self) -> serde_json::Value {
-        let out = self.child.wait_with_output().unwrap();
-        let stderr = self.stderr.join().unwrap();
-        assert!(out.status.success(), "kcache failed: {stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let kernels = v["kernels"].as_array().unwrap();
-        assert_eq!(kernels.len(), KERNELS, "{v}");
-        for k in kernels {
+        let (v, _) = self.report(KERNELS);
+        for k in v["kernels"].as_array().unwrap() {
             let o = k["outcome"].as_str().unwrap();
             assert!(matches!(o, "compiled" | "stored"), "{k}");
         }
