@@ -22,6 +22,7 @@ pub mod cuda;
 mod gpu;
 pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
 
+pub mod map;
 pub mod opencl;
 mod shared;
 pub mod vulkan;
@@ -329,6 +330,14 @@ impl BuildError {
 }
 
 /// A compiler kcache can drive.
+///
+/// Adding a method: forward it in [`map::MapProgram`] (its impl spells out
+/// every method; clippy's `missing_trait_methods` refuses one left to its
+/// default) and answer it distinctively in the probe of `map`'s tests.
+/// Wrappers that change only the program type go through that adapter, so a
+/// defaulted keying method it did not forward would key every wrapped
+/// backend on the default instead of the backend's own answer: wrong keys,
+/// and a wrong cache hit.
 pub trait Backend: Send + Sync {
     /// A loaded program: what a kernel is looked up in and launched from.
     type Program: Send + Sync + 'static;
