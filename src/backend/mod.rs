@@ -5,6 +5,9 @@
 //! `cuda/` and `vulkan/` are drivers (open a device, compile and load on it,
 //! launch), and [`opencl::OpenCl`], [`cuda::Cuda`], [`vulkan::Vulkan`] name
 //! `GpuBackend` over each. A new GPU API is one more driver.
+//! A caller that needs another program type than a backend's own (its bytes
+//! kept beside it, or nothing loaded at all) wraps the backend in
+//! [`map::MapProgram`], which forwards everything else.
 //!
 //! A backend compiles a *group* of kernels (one option list) into one program,
 //! hands back the program's bytes so a store can persist them, loads a program
