@@ -2,7 +2,7 @@
 //! a store and one of kcache's backends.
 
 use crate::canon::{canon_options, names};
-use crate::capture::{Capture, ProgramBytes};
+use crate::capture::{capture, ProgramBytes};
 use crate::errors::{backend_error, resolve_error};
 use crate::store::Store;
 use kcache::backend::cc::CcBackend;
@@ -488,13 +488,13 @@ impl Resolver {
                     wrap(b.build()?, store, split, threads)
                 }
                 "opencl" => wrap(
-                    Capture(OpenCl::new(&OpenClConfig { device })?),
+                    capture(OpenCl::new(&OpenClConfig { device })?),
                     store,
                     split,
                     threads,
                 ),
                 "cuda" => wrap(
-                    Capture(Cuda::new(&CudaConfig {
+                    capture(Cuda::new(&CudaConfig {
                         device,
                         arch: arch.clone(),
                         target: if ptx {
@@ -510,7 +510,7 @@ impl Resolver {
                     threads,
                 ),
                 "vulkan" => wrap(
-                    Capture(Vulkan::new(&VulkanConfig {
+                    capture(Vulkan::new(&VulkanConfig {
                         device,
                         ..VulkanConfig::default()
                     })?),

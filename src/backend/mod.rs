@@ -5,6 +5,9 @@
 //! `cuda/` and `vulkan/` are drivers (open a device, compile and load on it,
 //! launch), and [`opencl::OpenCl`], [`cuda::Cuda`], [`vulkan::Vulkan`] name
 //! `GpuBackend` over each. A new GPU API is one more driver.
+//! A caller that needs another program type than a backend's own (its bytes
+//! kept beside it, or nothing loaded at all) wraps the backend in
+//! [`map::MapProgram`], which forwards everything else.
 //!
 //! A backend compiles a *group* of kernels (one option list) into one program,
 //! hands back the program's bytes so a store can persist them, loads a program
@@ -22,6 +25,7 @@ pub mod cuda;
 mod gpu;
 pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
 
+pub mod map;
 pub mod opencl;
 mod shared;
 pub mod vulkan;
@@ -329,6 +333,14 @@ impl BuildError {
 }
 
 /// A compiler kcache can drive.
+///
+/// Adding a method: forward it in [`map::MapProgram`] (its impl spells out
+/// every method; clippy's `missing_trait_methods` refuses one left to its
+/// default) and answer it distinctively in the probe of `map`'s tests.
+/// Wrappers that change only the program type go through that adapter, so a
+/// defaulted keying method it did not forward would key every wrapped
+/// backend on the default instead of the backend's own answer: wrong keys,
+/// and a wrong cache hit.
 pub trait Backend: Send + Sync {
     /// A loaded program: what a kernel is looked up in and launched from.
     type Program: Send + Sync + 'static;

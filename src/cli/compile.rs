@@ -218,7 +218,7 @@ impl Job for CompileJob {
         let CompileJob(args, inputs) = self;
         let store = args.store.open(None)?;
         // Outcomes are all it prints: a stored program is not loaded.
-        let backend = Arc::new(super::unloaded::Reporting(backend));
+        let backend = Arc::new(super::unloaded::reporting(backend));
         let resolver = args.backend.resolver(backend).with_store(store);
         let batch: Vec<Kernel> = inputs.iter().map(|i| i.kernel.clone()).collect();
         let spinner = super::progress::Spinner::after_a_second(

@@ -1,106 +1,21 @@
 //! CUDA through NVRTC, compile only: a kernel's behaviour is its PTX.
 //!
 //! The backend is wrapped so every program keeps the bytes it was compiled
-//! or loaded from (a compile-only `CudaProgram` holds no module to ask).
-//! The wrapper forwards every trait method the backend has.
+//! or loaded from (a compile-only `CudaProgram` holds no module to ask),
+//! through the crate's own adapter, which keys exactly as `Cuda` does.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use kcache::backend::cuda::{Cuda, CudaConfig, CudaProgram, CudaTarget};
-use kcache::backend::{
-    Backend, BackendError, CompileJob, Compiled, KernelSource, KeyExtras, Language, Launch,
-};
+use kcache::backend::map::{KeepBinary, MapProgram, WithBinary};
+use kcache::backend::BackendError;
 use kcache::cache::hooks::Hooks;
-use kcache::key::Digest;
 
 use crate::harness::{k, Behaviour, Case, Run, Spec, Subject};
 
 /// NVRTC compiling to PTX, each program with its bytes.
-pub struct Ptx(Cuda);
-
-/// A program and the PTX it came from.
-pub struct PtxProgram {
-    _program: Arc<CudaProgram>,
-    ptx: Vec<u8>,
-}
-
-fn keep(program: Arc<CudaProgram>, ptx: &[u8]) -> Arc<PtxProgram> {
-    Arc::new(PtxProgram {
-        _program: program,
-        ptx: ptx.to_vec(),
-    })
-}
-
-impl Backend for Ptx {
-    type Program = PtxProgram;
-
-    fn family(&self) -> &'static str {
-        self.0.family()
-    }
-    fn identity(&self) -> &str {
-        self.0.identity()
-    }
-    fn compile(&self, job: &CompileJob<'_>) -> Result<Compiled<PtxProgram>, BackendError> {
-        let c = self.0.compile(job)?;
-        Ok(Compiled {
-            program: keep(c.program, &c.binary),
-            binary: c.binary,
-            uncacheable: c.uncacheable,
-        })
-    }
-    fn load(&self, binary: &[u8], symbols: &[&str]) -> Result<Arc<PtxProgram>, BackendError> {
-        Ok(keep(self.0.load(binary, symbols)?, binary))
-    }
-    fn load_digested(
-        &self,
-        binary: &[u8],
-        digest: &Digest,
-        symbols: &[&str],
-    ) -> Result<Arc<PtxProgram>, BackendError> {
-        Ok(keep(self.0.load_digested(binary, digest, symbols)?, binary))
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn language(&self) -> Language {
-        self.0.language()
-    }
-    fn device_index(&self) -> usize {
-        self.0.device_index()
-    }
-    fn split_capable(&self) -> bool {
-        self.0.split_capable()
-    }
-    fn key_extras(
-        &self,
-        kernel: &KernelSource<'_>,
-        options: &[String],
-    ) -> Result<KeyExtras, BackendError> {
-        self.0.key_extras(kernel, options)
-    }
-    fn isolates_kernels(&self) -> bool {
-        self.0.isolates_kernels()
-    }
-    fn can_run(&self) -> bool {
-        false
-    }
-    fn launch(
-        &self,
-        _program: &PtxProgram,
-        symbol: &str,
-        _launch: &mut Launch,
-    ) -> Result<(), BackendError> {
-        Err(BackendError::Launch {
-            backend: "cuda",
-            symbol: symbol.into(),
-            reason: "compile only".into(),
-        })
-    }
-    fn clear_cache(&self) -> Result<(), BackendError> {
-        self.0.clear_cache()
-    }
-}
+pub type Ptx = MapProgram<Cuda, KeepBinary>;
 
 impl Subject for Ptx {
     const NAME: &'static str = "cuda";
@@ -111,11 +26,12 @@ impl Subject for Ptx {
             compile_only: true,
             ..CudaConfig::default()
         };
-        Cuda::with_hooks(&config, hooks).map(Ptx)
+        let cuda = Cuda::with_hooks(&config, hooks)?;
+        Ok(MapProgram::new(Arc::new(cuda), KeepBinary))
     }
 
-    fn behave(&self, program: &PtxProgram, symbol: &str, _run: &Run) -> Behaviour {
-        match entry(&String::from_utf8_lossy(&program.ptx), symbol) {
+    fn behave(&self, program: &WithBinary<CudaProgram>, symbol: &str, _run: &Run) -> Behaviour {
+        match entry(&String::from_utf8_lossy(program.binary()), symbol) {
             Some(code) => Behaviour::Code(code),
             None => Behaviour::LaunchFailed(format!("no entry `{symbol}` in the PTX")),
         }
