@@ -63,6 +63,7 @@ pub mod lease;
 pub mod split;
 mod store_path;
 pub mod stored;
+pub mod watch;
 
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
 use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};
