@@ -6,6 +6,7 @@ use std::io::{Read, Seek};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustc_hash::FxHashMap;
 
@@ -49,8 +50,27 @@ pub(super) struct Inotify {
     local: FxHashMap<u64, bool>,
 }
 
+/// Set in a child of `fork`: it shares the parent's inotify description, so
+/// a report it read would be one the parent never sees. A child never
+/// reads it (it re-validates by stat).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked() {
+    FORKED.store(true, Ordering::SeqCst);
+}
+
+/// Whether this process is a child of the one that made the instance.
+pub(super) fn forked_since() -> bool {
+    FORKED.load(Ordering::SeqCst)
+}
+
 impl Inotify {
     pub(super) fn new() -> Option<Inotify> {
+        // SAFETY: `forked` is an `extern "C"` function that only stores to
+        // an atomic, which is async-signal-safe, as a child handler must be.
+        if unsafe { libc::pthread_atfork(None, None, Some(forked)) } != 0 {
+            return None;
+        }
         // SAFETY: no pointer is passed; the result is checked.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         if fd < 0 {

@@ -29,7 +29,9 @@
 //! seen by it. A path the walk cannot cover (relative, on a filesystem not on
 //! the allowlist of local ones, a watch refused, a symlink loop) is stat-ed
 //! every batch as before; so is everything where inotify is unavailable
-//! (not Linux, or `inotify_init1` fails) or after [`set_enabled`]`(false)`.
+//! (not Linux, or `inotify_init1` fails), in a child of `fork` (which
+//! shares its parent's queue: it never reads it), or after
+//! [`set_enabled`]`(false)`.
 //!
 //! What no watch sees: writes through a shared writable mapping
 //! (`mmap`; inotify(7) does not report them), a process changing its own
@@ -426,10 +428,20 @@ fn global() -> Option<&'static Global> {
         .as_ref()
 }
 
+/// Whether this process may use the watcher: not when notification is off,
+/// nor in a child of `fork`, which shares the parent's queue.
+fn usable() -> bool {
+    #[cfg(target_os = "linux")]
+    if inotify::forked_since() {
+        return false;
+    }
+    enabled()
+}
+
 /// Drains the process's watcher, when one was started; whether validations
 /// armed before this call may be trusted on their [`Armed`] flags now.
 pub(crate) fn drain() -> bool {
-    if !enabled() {
+    if !usable() {
         return false;
     }
     let Some(w) = GLOBAL.get().and_then(Option::as_ref) else {
@@ -442,7 +454,7 @@ pub(crate) fn drain() -> bool {
 /// Arms a validation over `paths` with the process's watcher (started on
 /// first use); `None` when notification is off or unavailable.
 pub(crate) fn arm<'a>(paths: impl Iterator<Item = &'a Path>) -> Option<Armed> {
-    if !enabled() {
+    if !usable() {
         return None;
     }
     let w = global()?;

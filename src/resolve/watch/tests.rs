@@ -268,6 +268,25 @@ mod real {
     }
 
     #[test]
+    fn a_forked_child_never_reads_its_parents_queue() {
+        assert!(global().is_some(), "the process's watcher starts");
+        // SAFETY: the child only loads atomics and calls `_exit`, which are
+        // async-signal-safe, as a child of a threaded process must be.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let code = i32::from(usable());
+            // SAFETY: ends the child without running the parent's handlers.
+            unsafe { libc::_exit(code) };
+        }
+        assert!(pid > 0, "forked");
+        let mut status = 0;
+        // SAFETY: `status` is valid for the write; `pid` is our child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), 0, "the child found it usable");
+    }
+
+    #[test]
     fn another_file_written_beside_the_path_is_not_a_change() {
         let (dir, _inc, h) = tree();
         assert!(trusted_after(&h, || {
