@@ -35,7 +35,11 @@
 //!
 //! What no watch sees: writes through a shared writable mapping
 //! (`mmap`; inotify(7) does not report them), a process changing its own
-//! root, and changes made to an overlay's lower layer below it. A `stat`
+//! root, and changes made to an overlay's lower layer below it. Names are
+//! compared byte for byte, so in a case-folding directory on the way an
+//! entry created under another case is seen only through the watches on
+//! the objects themselves (a replaced file reports its link count, a
+//! search directory any entry created). A `stat`
 //! of a file written through a mapping would see its new modification time
 //! only if its pages were written back and faulted again, so polling does
 //! not promise that either.
