@@ -119,7 +119,7 @@ impl Inotify {
 
 /// Appends the reports in `bytes` to `out`; `false` when one says reports
 /// were lost, or the bytes do not parse.
-fn parse(mut bytes: &[u8], out: &mut Vec<Event>) -> bool {
+pub(super) fn parse(mut bytes: &[u8], out: &mut Vec<Event>) -> bool {
     let word = |b: &[u8], at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
     while !bytes.is_empty() {
         if bytes.len() < HEADER {

@@ -267,6 +267,52 @@ mod real {
         }));
     }
 
+    /// One report as the kernel lays it out: the header, then the name
+    /// padded with NULs.
+    fn record(wd: i32, mask: u32, name: &str) -> Vec<u8> {
+        let padded = if name.is_empty() {
+            0
+        } else {
+            (name.len() + 1).next_multiple_of(16)
+        };
+        let mut b = Vec::new();
+        b.extend_from_slice(&wd.to_ne_bytes());
+        b.extend_from_slice(&mask.to_ne_bytes());
+        b.extend_from_slice(&0u32.to_ne_bytes());
+        b.extend_from_slice(&(padded as u32).to_ne_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.resize(16 + padded, 0);
+        b
+    }
+
+    #[test]
+    fn reports_parse_into_changes_and_an_overflow_is_a_loss() {
+        let bytes = [
+            record(1, libc::IN_MODIFY, ""),
+            record(2, libc::IN_CREATE, "new.h"),
+            record(2, libc::IN_ATTRIB, "h.h"),
+            record(3, libc::IN_IGNORED, ""),
+        ]
+        .concat();
+        let mut out = Vec::new();
+        assert!(inotify::parse(&bytes, &mut out));
+        let want = [
+            (1, Change::Itself),
+            (2, name("new.h")),
+            (2, Change::Child("h.h".into())),
+            (3, Change::Gone),
+        ];
+        let got: Vec<_> = out.iter().map(|e| (e.watch, e.change.clone())).collect();
+        assert_eq!(got, want);
+        let lost = [
+            record(1, libc::IN_MODIFY, ""),
+            record(-1, libc::IN_Q_OVERFLOW, ""),
+        ]
+        .concat();
+        assert!(!inotify::parse(&lost, &mut Vec::new()), "overflow");
+        assert!(!inotify::parse(&bytes[..20], &mut Vec::new()), "cut short");
+    }
+
     #[test]
     fn a_forked_child_never_reads_its_parents_queue() {
         assert!(global().is_some(), "the process's watcher starts");
