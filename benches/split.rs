@@ -82,6 +82,12 @@ fn all_hit(c: &mut Criterion) {
     group.bench_function("resolve_32_kernels", |b| {
         b.iter(|| resolver.resolve(&kernels).expect("hits"))
     });
+    // The same batch with every header re-validated by `stat` each batch.
+    kcache::resolve::watch::set_enabled(false);
+    group.bench_function("resolve_32_kernels_polling", |b| {
+        b.iter(|| resolver.resolve(&kernels).expect("hits"))
+    });
+    kcache::resolve::watch::set_enabled(true);
     group.finish();
 }
 

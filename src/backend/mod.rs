@@ -116,7 +116,8 @@ pub struct KeyExtras {
 
 /// Whether a [`KeyExtras`] still holds: a check cheaper than deriving the
 /// extras again (the cc backend's re-stats, once per keying batch, the files
-/// and directories the extras were computed from). The resolver trusts a
+/// and directories the extras were computed from, or trusts change reports
+/// on them: see [`crate::resolve::watch`]). The resolver trusts a
 /// memoized key only while it holds, so it must answer `false` whenever
 /// anything the extras depend on may have changed.
 #[derive(Clone)]

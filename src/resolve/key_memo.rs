@@ -14,12 +14,30 @@
 //!
 //! * its extras' [`KeyValidity`](crate::backend::KeyValidity) holds (the cc
 //!   backend re-stats the files and directories they came from, once per
-//!   keying batch), or
+//!   keying batch; see below for when it trusts change reports instead), or
 //! * the backend, asked again, answers extras equal to the memoized ones
 //!   (digests, macro names, position macros, uncacheable reason): only the
 //!   canonicalization and the digest are saved then.
 //!
 //! Otherwise the key is derived again and replaces the memoized one.
+//!
+//! # Change notification instead of stats
+//!
+//! Re-stat-ing every file a key rests on is most of an all-hit batch, so in
+//! a process that keys batch after batch the cc backend arms each of its
+//! validations with [`super::watch`] (inotify on Linux) the second time a
+//! batch re-validates it: every file and every directory on the way to it
+//! is watched, *then* everything is stat-ed afresh as before, and from then
+//! on the validation holds without a stat until the watcher reports
+//! anything that may touch it (the file written, closed after writing, its
+//! attributes or times set, moved or deleted; an entry on its path created,
+//! deleted or renamed; a report lost; the mount table changed). The queue
+//! is drained once at the start of each keying batch: a change that
+//! completed before the batch began is seen by it. After a report, or for
+//! any path no watch covers (relative, not on a local filesystem, a watch
+//! refused), it is stat-ed once per batch as before. So the rule stays:
+//! a memoized key is trusted only while nothing it rests on can have
+//! changed, and when unsure it is re-validated by stat.
 //!
 //! # Bounds
 //!

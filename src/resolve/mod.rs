@@ -10,7 +10,8 @@
 //!    cache without the lock. A key is derived once per process for each
 //!    kernel (text, symbol, options, renaming rules) and reused while the
 //!    backend's [`crate::backend::KeyValidity`] holds (the cc backend
-//!    re-stats each file the key rests on once per batch) or the backend,
+//!    re-stats each file the key rests on once per batch, or, in a process
+//!    that keeps keying, trusts [`watch`]'s change reports instead) or the backend,
 //!    asked again, answers the same extras; [`Census::keys_derived`] counts
 //!    the keys derived anew.
 //! 2. If any missed (or `always_lock` is set), the lock is taken and the misses
@@ -63,6 +64,7 @@ pub mod lease;
 pub mod split;
 mod store_path;
 pub mod stored;
+pub mod watch;
 
 use crate::backend::{Backend, BackendError, CompileJob, Compiled, KernelSource};
 use crate::cache::code::{Capacity, CodeCache, CodeCacheStats};

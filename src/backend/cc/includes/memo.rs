@@ -22,6 +22,16 @@
 //! during which a closure validated after the batch began is trusted without
 //! another stat: every file of a batch's keys is checked after the batch's
 //! call began, once. Outside a batch, every use re-validates.
+//!
+//! # Change notification
+//!
+//! The second time a batch re-validates a validation, it is *armed* with
+//! [`crate::resolve::watch`] instead (every object its paths resolve
+//! through is watched, then every entry is stat-ed afresh, past the batch's
+//! shared stats): from then on a batch trusts it without a stat until a
+//! change report may touch it (see that module for the trust rule), and
+//! stats only the paths no watch covers. A report re-arms it; one that was
+//! armed [`MAX_ARMS`] times is re-validated by stat from then on.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -33,6 +43,21 @@ use rustc_hash::FxHashMap;
 
 /// How old a file's times must be before its stat identity is trusted.
 const RECENT: Duration = Duration::from_secs(2);
+
+/// What tests on this thread see of the stat identities.
+#[cfg(test)]
+pub(crate) mod test_hooks {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many files this thread has stat-ed for an identity.
+        pub(crate) static STATS: Cell<u64> = const { Cell::new(0) };
+        /// Treat every file as older than the "too recent" window, so a test
+        /// needs not wait it out (it must then change what it changes
+        /// visibly to a stat: another size or inode).
+        pub(crate) static ALL_OLD: Cell<bool> = const { Cell::new(false) };
+    }
+}
 
 /// What identifies one version of a file or directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -48,6 +73,8 @@ pub(crate) struct StatId {
 impl StatId {
     /// `path`'s identity, or `None` when nothing is there.
     pub(crate) fn of(path: &Path) -> Option<StatId> {
+        #[cfg(test)]
+        test_hooks::STATS.with(|n| n.set(n.get() + 1));
         std::fs::metadata(path).ok().map(|m| Self::from_meta(&m))
     }
 
@@ -88,6 +115,10 @@ impl StatId {
     /// Whether the file was changed too recently for its identity to tell a
     /// later change apart.
     pub(crate) fn is_recent(&self) -> bool {
+        #[cfg(test)]
+        if test_hooks::ALL_OLD.with(Cell::get) {
+            return false;
+        }
         let newest = self.mtime.max(self.ctime);
         let Ok(now) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) else {
             return true;
@@ -152,15 +183,29 @@ pub(crate) fn read(path: &Path) -> std::io::Result<(Arc<FileInfo>, StatId)> {
 /// The clock batches and validations are ordered by.
 static CLOCK: AtomicU64 = AtomicU64::new(1);
 
-thread_local! {
-    static BATCH: Cell<Option<u64>> = const { Cell::new(None) };
+/// This thread's keying batch: when it began, and whether the change
+/// reports were drained after it began.
+#[derive(Clone, Copy)]
+struct Batch {
+    start: u64,
+    drained: bool,
 }
+
+thread_local! {
+    static BATCH: Cell<Option<Batch>> = const { Cell::new(None) };
+}
+
+/// How many times one validation is armed at most (see the module docs).
+const MAX_ARMS: u8 = 8;
 
 /// Runs `f` as one keying batch (see the module docs).
 pub(crate) fn batch<R>(f: impl FnOnce() -> R) -> R {
     let start = CLOCK.fetch_add(1, Ordering::SeqCst) + 1;
-    let outer = BATCH.with(|b| b.replace(Some(start)));
-    struct Restore(Option<u64>);
+    // After the clock: a validation armed before this drain was armed
+    // before the batch began, and any report on it is applied now.
+    let drained = crate::resolve::watch::drain();
+    let outer = BATCH.with(|b| b.replace(Some(Batch { start, drained })));
+    struct Restore(Option<Batch>);
     impl Drop for Restore {
         fn drop(&mut self) {
             BATCH.with(|b| b.set(self.0));
@@ -180,6 +225,18 @@ pub(crate) struct Validation {
     pub volatile: bool,
     /// The clock when the last check began.
     checked: AtomicU64,
+    /// How it is kept between batches (see the module docs).
+    watch: Mutex<Kept>,
+}
+
+/// How a validation is kept between batches.
+#[derive(Debug, Default)]
+struct Kept {
+    /// Re-validated by stat in some batch since it was computed.
+    revalidated: bool,
+    /// Armed: trusted on its flag, its uncovered paths stat-ed.
+    armed: Option<crate::resolve::watch::Armed>,
+    arms: u8,
 }
 
 impl Validation {
@@ -193,6 +250,7 @@ impl Validation {
             entries,
             volatile,
             checked: AtomicU64::new(clock),
+            watch: Mutex::default(),
         }
     }
 
@@ -202,16 +260,53 @@ impl Validation {
         // on came after the batch's call, which is all a batch promises,
         // even for an entry too recent to be trusted across batches.
         let batch = BATCH.with(Cell::get);
-        if batch.is_some_and(|b| self.checked.load(Ordering::SeqCst) >= b) {
+        if batch.is_some_and(|b| self.checked.load(Ordering::SeqCst) >= b.start) {
             return true;
         }
         if self.volatile {
             return false;
         }
         let clock = now();
-        let ok = self.entries.iter().all(|(path, id)| {
-            stat_in_batch(batch, path) == *id && !id.is_some_and(|i| i.is_recent())
-        });
+        let start = batch.map(|b| b.start);
+        let Some(b) = batch else {
+            return self.checked_by_stat(start, clock);
+        };
+        let mut kept = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(armed) = kept.armed.as_ref().filter(|a| b.drained && a.holds()) {
+            let ok = armed.poll.iter().all(|&i| self.entry_holds(start, i));
+            if ok {
+                self.checked.fetch_max(clock, Ordering::SeqCst);
+            }
+            return ok;
+        }
+        kept.armed = None;
+        if kept.revalidated && kept.arms < MAX_ARMS {
+            let paths = self.entries.iter().map(|(p, _)| p.as_path());
+            if let Some(armed) = crate::resolve::watch::arm(paths) {
+                kept.arms += 1;
+                // Watched first, then stat-ed afresh: a stat shared earlier
+                // in the batch may predate the watch.
+                let ok = (0..self.entries.len()).all(|i| self.entry_holds(None, i));
+                if ok {
+                    kept.armed = Some(armed);
+                    self.checked.fetch_max(clock, Ordering::SeqCst);
+                }
+                return ok;
+            }
+        }
+        kept.revalidated = true;
+        drop(kept);
+        self.checked_by_stat(start, clock)
+    }
+
+    /// Whether entry `i` is as it was, stat-ed once per batch `start`.
+    fn entry_holds(&self, start: Option<u64>, i: usize) -> bool {
+        let (path, id) = &self.entries[i];
+        stat_in_batch(start, path) == *id && !id.is_some_and(|i| i.is_recent())
+    }
+
+    fn checked_by_stat(&self, start: Option<u64>, clock: u64) -> bool {
+        let ok = (0..self.entries.len()).all(|i| self.entry_holds(start, i));
         if ok {
             self.checked.fetch_max(clock, Ordering::SeqCst);
         }
