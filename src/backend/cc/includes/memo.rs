@@ -85,6 +85,36 @@ impl StatId {
         self.dir
     }
 
+    /// The identity as eight words, for a compact kept record.
+    pub(crate) fn to_words(self) -> [u64; 8] {
+        [
+            self.dev,
+            self.ino,
+            self.size,
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+            u64::from(self.dir),
+        ]
+    }
+
+    /// The identity [`StatId::to_words`] gave (`None` for words it cannot give).
+    pub(crate) fn from_words(w: [u64; 8]) -> Option<StatId> {
+        Some(StatId {
+            dev: w[0],
+            ino: w[1],
+            size: w[2],
+            mtime: (w[3] as i64, w[4] as i64),
+            ctime: (w[5] as i64, w[6] as i64),
+            dir: match w[7] {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+        })
+    }
+
     /// Whether the file was changed too recently for its identity to tell a
     /// later change apart.
     pub(crate) fn is_recent(&self) -> bool {
