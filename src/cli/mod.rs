@@ -151,6 +151,13 @@ pub fn main() -> ExitCode {
 /// first word) goes to the whole tree, so what is printed is unchanged.
 fn parse(args: Vec<std::ffi::OsString>) -> Cli {
     use clap::FromArgMatches;
+    if args.get(1).is_some_and(|a| a == "compile") {
+        if let Some(c) = compile::CompileArgs::plain(&args[2..]) {
+            return Cli {
+                command: Command::Compile(c),
+            };
+        }
+    }
     if args.len() == 2 && (args[1] == "--version" || args[1] == "-V") {
         if let Err(e) = top().try_get_matches_from(&args) {
             if e.kind() == clap::error::ErrorKind::DisplayVersion {
@@ -350,6 +357,56 @@ mod tests {
                 (w, o) => panic!("{line}: whole {:?}, one {:?}", w.err(), o.err()),
             }
         }
+    }
+
+    #[test]
+    fn a_plain_compile_parses_as_clap_does() {
+        use std::os::unix::ffi::OsStringExt;
+        let words =
+            |line: &str| -> Vec<std::ffi::OsString> { line.split(' ').map(Into::into).collect() };
+        let mut lines: Vec<Vec<std::ffi::OsString>> = [
+            "kcache compile k.c",
+            "kcache compile a.c b.c dir/c.cl",
+            "kcache compile --json k.c",
+            "kcache compile k.c --json",
+            "kcache compile a.c --json b.c",
+            "kcache compile help",
+            "kcache compile compile",
+            "kcache compile ké.c",
+        ]
+        .iter()
+        .map(|l| words(l))
+        .collect();
+        let mut odd = words("kcache compile");
+        odd.push(std::ffi::OsString::from_vec(b"\xffk.c".to_vec()));
+        lines.push(odd);
+        for args in lines {
+            let plain = compile::CompileArgs::plain(&args[2..]).expect("plain");
+            let clap = Cli::try_parse_from(&args).expect("clap parses it");
+            let plain = Cli {
+                command: Command::Compile(plain),
+            };
+            assert_eq!(format!("{plain:?}"), format!("{clap:?}"), "{args:?}");
+            assert_eq!(format!("{:?}", parse(args.clone())), format!("{clap:?}"));
+        }
+        for line in [
+            "kcache compile",
+            "kcache compile --json",
+            "kcache compile --json --json k.c",
+            "kcache compile -",
+            "kcache compile -- k.c",
+            "kcache compile --neutral-name k.c",
+            "kcache compile k.c --store none",
+            "kcache compile -h",
+            "kcache compile --help k.c",
+        ] {
+            assert!(
+                compile::CompileArgs::plain(&words(line)[2..]).is_none(),
+                "{line}"
+            );
+        }
+        let empty: Vec<std::ffi::OsString> = vec!["kcache".into(), "compile".into(), "".into()];
+        assert!(compile::CompileArgs::plain(&empty[2..]).is_none());
     }
 
     #[test]
