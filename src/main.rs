@@ -11,6 +11,17 @@
 
 mod cli;
 
+// libgcc's unwinder linked in (`build.rs` says when it is there), so the
+// loader need not map `libgcc_s.so.1` and run its constructor, which probes
+// the CPU (`cpuid`, slow under a hypervisor) for every short command. std
+// asks for `-lgcc_s` after this, which `--as-needed` then drops. Panics
+// still unwind (`catch_unwind` guards the GPU drivers' calls); a library
+// loaded later that needs `libgcc_s` loads its own copy, as it would in a
+// program linked with `-static-libgcc`.
+#[cfg(kcache_static_libgcc)]
+#[link(name = "gcc_eh", kind = "static")]
+unsafe extern "C" {}
+
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(

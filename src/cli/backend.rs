@@ -64,6 +64,26 @@ pub struct BackendFlags {
     pub compilers_dir: Option<std::path::PathBuf>,
 }
 
+/// The flags' values when none is given, as clap's defaults above give
+/// them (`kcache compile FILE` parsed without clap uses these; a test in
+/// `mod.rs` holds the two together).
+impl Default for BackendFlags {
+    fn default() -> Self {
+        BackendFlags {
+            backend: Choice::Cc,
+            device: 0,
+            arch: None,
+            ptx: false,
+            compile_only: false,
+            split: None,
+            min_kernels: 1,
+            threads: ThreadsChoice::Rayon,
+            source_dir: None,
+            compilers_dir: None,
+        }
+    }
+}
+
 /// Where a split batch's programs compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ThreadsChoice {

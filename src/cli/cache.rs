@@ -49,8 +49,17 @@ impl StoreFlags {
     /// `compilers` folder in the cache directory, unless the store is off
     /// (or the directory cannot be named), when nothing is kept.
     pub fn compilers_dir(&self) -> Option<PathBuf> {
-        let resolved = self.config(None).ok()?.resolve().ok()?;
-        (resolved.kind != kcache::store::StoreKind::None).then(|| resolved.dir.join("compilers"))
+        // The directory as `StoreConfig::resolve` names it, without reading
+        // the cap it also resolves (the store's open reads it).
+        let config = self.config(None).ok()?;
+        if config.kind.unwrap_or_default() == StoreKind::None {
+            return None;
+        }
+        let dir = match config.dir {
+            Some(dir) => dir,
+            None => kcache::store::config::default_dir(|n| std::env::var_os(n)).ok()?,
+        };
+        Some(dir.join("compilers"))
     }
 
     fn config(&self, max_bytes: Option<u64>) -> Result<StoreConfig, Failure> {
@@ -516,5 +525,31 @@ mod tests {
             utc(UNIX_EPOCH + Duration::from_secs(1_798_761_599)),
             "2026-12-31T23:59:59Z"
         );
+    }
+
+    #[test]
+    fn the_compilers_dir_is_in_the_directory_the_store_resolves() {
+        for (store, dir) in [
+            (Some(StoreKind::File), Some("/tmp/kc")),
+            (Some(StoreKind::Sqlite), Some("rel/kc")),
+            (Some(StoreKind::File), None),
+        ] {
+            let flags = StoreFlags {
+                store,
+                dir: dir.map(PathBuf::from),
+            };
+            // Without HOME (or XDG_CACHE_HOME) neither names a directory.
+            let resolved = flags.config(None).unwrap().resolve().ok();
+            assert_eq!(
+                flags.compilers_dir(),
+                resolved.map(|r| r.dir.join("compilers")),
+                "{store:?} {dir:?}"
+            );
+        }
+        let none = StoreFlags {
+            store: Some(StoreKind::None),
+            dir: Some("/tmp/kc".into()),
+        };
+        assert_eq!(none.compilers_dir(), None);
     }
 }

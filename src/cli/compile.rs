@@ -55,6 +55,38 @@ pub struct CompileArgs {
     store: StoreFlags,
 }
 
+impl CompileArgs {
+    /// `FILE... [--json]` (the words after `compile`) as clap parses them,
+    /// without building clap's tree: the command line a build runs for
+    /// every kernel. `None` for any other (a flag, a word starting with
+    /// `-`, no file, `--json` twice): clap parses those. `mod.rs`'s tests
+    /// hold the two to the same answer.
+    pub fn plain(words: &[std::ffi::OsString]) -> Option<CompileArgs> {
+        let mut json = false;
+        let mut files = Vec::new();
+        for w in words {
+            if w == "--json" && !json {
+                json = true;
+            } else if w.as_encoded_bytes().first().is_some_and(|b| *b != b'-') {
+                files.push(PathBuf::from(w));
+            } else {
+                return None;
+            }
+        }
+        (!files.is_empty()).then(|| CompileArgs {
+            options: Vec::new(),
+            manifest: None,
+            json,
+            neutral_name: false,
+            files,
+            rename: RenameFlags::default(),
+            backend: BackendFlags::default(),
+            source_dir: None,
+            store: StoreFlags::default(),
+        })
+    }
+}
+
 /// One entry of a manifest.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -7,7 +7,7 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::StoreError;
 
@@ -27,10 +27,14 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
             .map_err(|e| StoreError::io("get current directory", root, e))?
             .join(root)
     };
-    check_symlinks(&root)?;
-    create_private(&root).map_err(|e| StoreError::io("create cache directory", &root, e))?;
-    // The symlinks again: a component may have appeared while creating.
-    check_symlinks(&root)?;
+    let mut walk = check_symlinks(&root)?;
+    let created =
+        create_private(&root).map_err(|e| StoreError::io("create cache directory", &root, e))?;
+    // The symlinks again where a component may have appeared since: one
+    // this process created, or one missing when they were checked.
+    if created || !walk.whole {
+        walk = check_symlinks(&root)?;
+    }
     let meta = fs::metadata(&root).map_err(|e| StoreError::io("stat", &root, e))?;
     let refuse = |reason: String| StoreError::UnsafeRoot {
         path: root.clone(),
@@ -54,15 +58,20 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
             root.display()
         )));
     }
+    // Every component was just seen not to be a link: with no `..` either,
+    // the real path is the path itself, less its redundant separators.
+    if walk.whole && !walk.linked && !root.components().any(|c| c == Component::ParentDir) {
+        return Ok(root.components().collect());
+    }
     fs::canonicalize(&root).map_err(|e| StoreError::io("resolve cache directory", &root, e))
 }
 
 /// Creates `dir` and its missing parents, each mode exactly 0700 (the umask
 /// could narrow the mode, or with `umask 000` an inherited default widen
-/// it: neither is left to chance).
-fn create_private(dir: &Path) -> io::Result<()> {
+/// it: neither is left to chance). Whether it made any.
+fn create_private(dir: &Path) -> io::Result<bool> {
     match fs::symlink_metadata(dir) {
-        Ok(_) => return Ok(()),
+        Ok(_) => return Ok(false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
@@ -70,9 +79,9 @@ fn create_private(dir: &Path) -> io::Result<()> {
         create_private(parent)?;
     }
     match fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => fs::set_permissions(dir, fs::Permissions::from_mode(0o700)),
+        Ok(()) => fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map(|()| true),
         // Another process made it first: its mode is checked by the caller.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(true),
         Err(e) => Err(e),
     }
 }
@@ -82,20 +91,35 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// What [`check_symlinks`] saw of a path.
+struct Walk {
+    /// Every component exists (none was missing when checked).
+    whole: bool,
+    /// Some component is a symlink.
+    linked: bool,
+}
+
 /// Refuses a path that passes through a symlink someone else controls.
-fn check_symlinks(path: &Path) -> Result<(), StoreError> {
+fn check_symlinks(path: &Path) -> Result<Walk, StoreError> {
     let me = euid();
     let mut at = PathBuf::new();
+    let mut linked = false;
     for comp in path.components() {
         at.push(comp);
         let meta = match fs::symlink_metadata(&at) {
             Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Walk {
+                    whole: false,
+                    linked,
+                })
+            }
             Err(e) => return Err(StoreError::io("stat", &at, e)),
         };
         if !meta.file_type().is_symlink() {
             continue;
         }
+        linked = true;
         let refuse = |reason: String| StoreError::UnsafeRoot {
             path: at.clone(),
             reason,
@@ -119,7 +143,10 @@ fn check_symlinks(path: &Path) -> Result<(), StoreError> {
             }
         }
     }
-    Ok(())
+    Ok(Walk {
+        whole: true,
+        linked,
+    })
 }
 
 #[cfg(test)]
@@ -152,6 +179,29 @@ mod tests {
         let e = prepare_root(&root).unwrap_err();
         assert!(matches!(e, StoreError::UnsafeRoot { .. }), "{e}");
         assert!(e.to_string().contains("writable by other users"), "{e}");
+    }
+
+    #[test]
+    fn the_root_is_its_real_path_however_it_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(t.path()).unwrap();
+        fs::create_dir_all(real.join("a/b")).unwrap();
+        symlink(real.join("a"), real.join("link")).unwrap();
+        let spellings = [
+            format!("{}/a/b", real.display()),
+            format!("{}//a/./b/", real.display()),
+            format!("{}/a/b/../b", real.display()),
+            format!("{}/link/b", real.display()),
+            format!("{}/link/../a/b", real.display()),
+        ];
+        for s in spellings {
+            let got = prepare_root(Path::new(&s)).unwrap();
+            assert_eq!(got, real.join("a/b"), "{s}");
+            assert_eq!(got, fs::canonicalize(&s).unwrap(), "{s}");
+        }
+        // The same for a root this call creates.
+        let made = prepare_root(&real.join("link/new")).unwrap();
+        assert_eq!(made, real.join("a/new"));
     }
 
     #[test]

@@ -209,8 +209,25 @@ pub(crate) fn read_private(path: &Path) -> Option<Vec<u8>> {
     if !m.is_file() || m.uid() != unsafe { libc::geteuid() } || m.len() > 4 << 20 {
         return None;
     }
-    let mut text = Vec::with_capacity(m.len() as usize);
-    f.read_to_end(&mut text).ok()?;
+    // The size the file promised, in as few reads as it takes (one), and
+    // no more: kept files are written whole under a fresh name and renamed
+    // into place, never appended to. One byte of room tells a file that
+    // grew since (then `None`, as for any surprise).
+    let len = m.len() as usize;
+    let mut text = vec![0; len + 1];
+    let mut filled = 0;
+    while filled < len {
+        match f.read(&mut text[filled..]) {
+            Ok(0) => return None,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    if filled > len {
+        return None;
+    }
+    text.truncate(len);
     Some(text)
 }
 
@@ -366,5 +383,19 @@ mod tests {
         save(dir.path(), &a, &probed());
         std::fs::rename(dir.path().join(a.to_hex()), dir.path().join(b.to_hex())).unwrap();
         assert_eq!(load(dir.path(), &b), None, "the file names its own key");
+    }
+
+    #[test]
+    fn a_kept_file_is_read_whole_and_only_as_a_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0, 1, 4095, 4096, 4097, 100_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            write_private(dir.path(), "f", &bytes).unwrap();
+            assert_eq!(read_private(&dir.path().join("f")), Some(bytes), "{len}");
+        }
+        std::os::unix::fs::symlink(dir.path().join("f"), dir.path().join("link")).unwrap();
+        assert_eq!(read_private(&dir.path().join("link")), None, "a link");
+        assert_eq!(read_private(dir.path()), None, "a directory");
+        assert_eq!(read_private(&dir.path().join("absent")), None);
     }
 }

@@ -148,18 +148,29 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         scanned: &[forced.digest, prelude.closure.digest],
     };
     let mut session = probe_cache::Session::open(inputs.compiler, &asked);
-    let (predefined, link, kept) = match session.answers() {
-        Some(a) => (
-            Ok((a.listing.clone(), a.read.clone())),
-            (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
-            true,
+    let (mut predefined, link, kept) = match session.answers() {
+        Some(a) => {
+            let (read, link) = (
+                a.read.clone(),
+                (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
+            );
+            (Ok((session.take_defines(), read)), link, true)
+        }
+        None => (
+            predefined(&inputs)?.map(|(listing, read)| (macros::parse_dm(&listing), read)),
+            link_plan(&inputs)?,
+            false,
         ),
-        None => (predefined(&inputs)?, link_plan(&inputs)?, false),
     };
-    match &predefined {
-        Ok((listing, read)) => {
-            defines.extend(macros::parse_dm(listing));
-            for path in read {
+    match &mut predefined {
+        Ok((listed, read)) => {
+            if kept {
+                // Nothing keeps them again: moved, not copied.
+                defines.append(listed);
+            } else {
+                defines.extend(listed.iter().cloned());
+            }
+            for path in read.iter() {
                 let c = canonical(path);
                 if files.contains(&c) {
                     continue;
@@ -198,9 +209,9 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
             .part(d.as_bytes());
         watch.push((path.clone(), Some(id)));
     }
-    if let (false, Ok((listing, read))) = (kept, predefined) {
+    if let (false, Ok((listed, read))) = (kept, predefined) {
         let answers = probe_cache::Answers {
-            listing,
+            defines: listed,
             read,
             link_line: line,
             linked,

@@ -30,6 +30,9 @@
 //! inputs' content digests are kept with the stat they were taken under,
 //! which must be the watched one.
 //!
+//! The file itself is a compact record (see [`record`]), the listing
+//! kept split into its definitions.
+//!
 //! # When nothing is kept
 //!
 //! Only flags whose whole effect is their text or a search kcache models
@@ -43,15 +46,19 @@ use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::compiler::{Compiler, REMOVED_ENV};
 use super::includes::memo::{self, StatId};
+use super::includes::Define;
 use super::options::Flags;
 use crate::key::{Digest, PartsHasher};
 
-/// The file format; a file of another version is ignored.
-const FORMAT: u32 = 2;
+mod record;
+
+/// The file format, in every file's name: one of another version is never
+/// read (and [`record`] refuses one under a wrong name). The definitions
+/// are kept as [`super::macros::parse_dm`] split them: a change to what
+/// it gives changes the format too.
+const FORMAT: u32 = 3;
 
 /// What the driver runs or reads from its program directories.
 const PROGRAMS: &[&str] = &[
@@ -75,10 +82,10 @@ const LIBRARY_FILES: &[&str] = &["specs"];
 const ANCESTORS: usize = 4;
 
 /// What the two probes said.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub(crate) struct Answers {
-    /// `-dM`'s listing.
-    pub listing: String,
+    /// The definitions `-dM` listed ([`super::macros::parse_dm`]).
+    pub defines: Vec<Define>,
     /// The files `-MD` reported (the prelude's stdin, `-`, left out).
     pub read: Vec<PathBuf>,
     /// The link line `-###` showed, split into words.
@@ -90,9 +97,7 @@ pub(crate) struct Answers {
     pub unlinked: Vec<PathBuf>,
 }
 
-#[derive(Serialize, Deserialize)]
 struct File {
-    format: u32,
     key: String,
     answers: Answers,
     watch: Vec<(PathBuf, Option<StatId>)>,
@@ -135,6 +140,14 @@ impl Session {
     /// The kept answers, when a sound file holds them.
     pub(crate) fn answers(&self) -> Option<&Answers> {
         self.kept.as_ref().map(|f| &f.answers)
+    }
+
+    /// The kept definitions, moved out (the answers keep none after).
+    pub(crate) fn take_defines(&mut self) -> Vec<Define> {
+        self.kept
+            .as_mut()
+            .map(|f| std::mem::take(&mut f.answers.defines))
+            .unwrap_or_default()
     }
 
     /// `path`'s contents digest and identity: the kept one (every linked
@@ -187,7 +200,6 @@ impl Session {
             return;
         }
         let file = File {
-            format: FORMAT,
             key: key.to_hex(),
             answers: answers.clone(),
             watch,
@@ -197,9 +209,7 @@ impl Session {
                 .map(|(p, id, d)| (p, id, d.0))
                 .collect(),
         };
-        if let Ok(text) = serde_json::to_vec(&file) {
-            super::identity_cache::write_private(dir, &key.to_hex(), &text);
-        }
+        super::identity_cache::write_private(dir, &key.to_hex(), &record::encode(&file));
     }
 }
 
@@ -316,8 +326,8 @@ fn key(identity: &Digest, asked: &Asked<'_>) -> Digest {
 fn load(dir: &Path, key: &Digest) -> Option<File> {
     let hex = key.to_hex();
     let text = super::identity_cache::read_private(&dir.join(&hex))?;
-    let file: File = serde_json::from_slice(&text).ok()?;
-    if file.format != FORMAT || file.key != hex {
+    let file = record::decode(&text)?;
+    if file.key != hex {
         return None;
     }
     let holds = file
@@ -539,7 +549,7 @@ mod tests {
             libraries: vec![absent.clone()],
         };
         let answers = Answers {
-            listing: String::new(),
+            defines: vec![],
             read: vec![],
             link_line: vec![],
             linked: vec![],

@@ -1,0 +1,241 @@
+//! The kept file's bytes: a compact record read with one `read` and
+//! decoded without a parser (the macro listing kept already split into
+//! its definitions), so a process that finds its answers kept spends
+//! microseconds on them, not the tenth of a millisecond JSON and the
+//! listing's lexing took.
+//!
+//! Layout: [`MAGIC`], then the fields of [`super::File`] in order, every
+//! number a little-endian `u64`, every byte string its length then its
+//! bytes, every list its length then its items; last, the xxh3-64 of all
+//! that precedes it. Anything that does not decode exactly (another
+//! magic, a short or long file, a count larger than the bytes left, a bad
+//! checksum) is no record: the caller probes again.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
+
+use super::super::includes::memo::StatId;
+use super::super::includes::Define;
+use super::{Answers, File};
+
+/// What a record starts with; its last bytes are the format version.
+const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x03";
+
+/// The record of `file`.
+pub(super) fn encode(file: &File) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(16 << 10));
+    w.0.extend_from_slice(MAGIC);
+    w.bytes(file.key.as_bytes());
+    let a = &file.answers;
+    w.list(&a.defines, |w, d| {
+        w.bytes(&d.name);
+        w.list(&d.body, |w, b| w.bytes(b));
+    });
+    w.list(&a.read, |w, p| w.path(p));
+    w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
+    w.list(&a.linked, |w, p| w.path(p));
+    w.list(&a.unlinked, |w, p| w.path(p));
+    w.list(&file.watch, |w, (p, id)| {
+        w.path(p);
+        match id {
+            Some(id) => {
+                w.u64(1);
+                w.stat(id);
+            }
+            None => w.u64(0),
+        }
+    });
+    w.list(&file.digests, |w, (p, id, d)| {
+        w.path(p);
+        w.stat(id);
+        w.0.extend_from_slice(d);
+    });
+    let sum = xxhash_rust::xxh3::xxh3_64(&w.0);
+    w.u64(sum);
+    w.0
+}
+
+/// The file `bytes` record, or `None` when they are not exactly one.
+pub(super) fn decode(bytes: &[u8]) -> Option<File> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?) {
+        return None;
+    }
+    let mut r = Reader(body.strip_prefix(MAGIC.as_slice())?);
+    let key = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+    let defines = r.list(|r| {
+        Some(Define {
+            name: r.bytes()?.into(),
+            body: r.list(|r| Some(r.bytes()?.into()))?,
+        })
+    })?;
+    let read = r.list(Reader::path)?;
+    let link_line = r.list(|r| String::from_utf8(r.bytes()?.to_vec()).ok())?;
+    let linked = r.list(Reader::path)?;
+    let unlinked = r.list(Reader::path)?;
+    let watch = r.list(|r| {
+        let p = r.path()?;
+        let id = match r.u64()? {
+            0 => None,
+            1 => Some(r.stat()?),
+            _ => return None,
+        };
+        Some((p, id))
+    })?;
+    let digests = r.list(|r| Some((r.path()?, r.stat()?, r.take(32)?.try_into().ok()?)))?;
+    if !r.0.is_empty() {
+        return None;
+    }
+    Some(File {
+        key,
+        answers: Answers {
+            defines,
+            read,
+            link_line,
+            linked,
+            unlinked,
+        },
+        watch,
+        digests,
+    })
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u64(&mut self, n: u64) {
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+
+    fn path(&mut self, p: &Path) {
+        self.bytes(p.as_os_str().as_bytes());
+    }
+
+    fn stat(&mut self, id: &StatId) {
+        for word in id.to_words() {
+            self.u64(word);
+        }
+    }
+
+    fn list<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
+        self.u64(items.len() as u64);
+        for item in items {
+            each(self, item);
+        }
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+
+    fn path(&mut self) -> Option<PathBuf> {
+        Some(PathBuf::from(OsStr::from_bytes(self.bytes()?)))
+    }
+
+    fn stat(&mut self) -> Option<StatId> {
+        let mut w = [0; 8];
+        for word in &mut w {
+            *word = self.u64()?;
+        }
+        StatId::from_words(w)
+    }
+
+    /// A list: every item takes eight bytes or more, so a count beyond
+    /// what is left is refused before anything is allocated for it.
+    fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        if n > self.0.len() / 8 {
+            return None;
+        }
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(each(self)?);
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> File {
+        let here = StatId::of(Path::new("/")).expect("/ is there");
+        File {
+            key: "ab".repeat(32),
+            answers: Answers {
+                defines: vec![
+                    Define {
+                        name: (*b"__GNUC__").into(),
+                        body: vec![],
+                    },
+                    Define {
+                        name: (*b"MAX").into(),
+                        body: vec![(*b"a").into(), (*b"b").into()],
+                    },
+                ],
+                read: vec!["/usr/include/stdc-predef.h".into()],
+                link_line: vec!["collect2".into(), "-lc".into()],
+                linked: vec!["/lib/libc.so.6".into()],
+                unlinked: vec![],
+            },
+            watch: vec![("/".into(), Some(here)), ("/no/such".into(), None)],
+            digests: vec![("/lib/libc.so.6".into(), here, [9; 32])],
+        }
+    }
+
+    #[test]
+    fn a_record_decodes_to_what_was_encoded() {
+        let f = file();
+        let back = decode(&encode(&f)).expect("decodes");
+        assert_eq!(back.key, f.key);
+        assert_eq!(back.answers.defines, f.answers.defines);
+        assert_eq!(back.answers.read, f.answers.read);
+        assert_eq!(back.answers.link_line, f.answers.link_line);
+        assert_eq!(back.answers.linked, f.answers.linked);
+        assert_eq!(back.answers.unlinked, f.answers.unlinked);
+        assert_eq!(back.watch, f.watch);
+        assert_eq!(back.digests, f.digests);
+    }
+
+    #[test]
+    fn a_damaged_record_is_no_record() {
+        let bytes = encode(&file());
+        for n in 0..bytes.len() {
+            assert!(decode(&bytes[..n]).is_none(), "cut to {n} bytes");
+        }
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x20;
+            assert!(decode(&b).is_none(), "byte {i} flipped");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_none());
+        assert!(
+            decode(b"{\"format\":2}").is_none(),
+            "a JSON file of the last format"
+        );
+    }
+}

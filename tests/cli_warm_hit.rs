@@ -1,0 +1,84 @@
+//! A whole-process `kcache compile` answered from a warm store (kept
+//! compiler probes, a stored program) still rests on everything its key
+//! does: a compiler or a header swapped under the store is compiled afresh.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod cli_support;
+use cli_support::{have_cc, json};
+
+/// The compiler the wrapper runs: `$CC` as a path, else `cc` on `PATH`.
+fn real_cc() -> PathBuf {
+    let name = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    if name.contains('/') {
+        return PathBuf::from(name);
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(&name))
+        .find(|p| p.is_file())
+        .expect("cc on PATH")
+}
+
+/// A compiler wrapper passing `extra` before the compile's own arguments.
+fn write_wrapper(path: &Path, extra: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let text = format!("#!/bin/sh\nexec '{}' {extra} \"$@\"\n", real_cc().display());
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (store, src, bin) = (
+        t.path().join("store"),
+        t.path().join("src"),
+        t.path().join("bin"),
+    );
+    for d in [&src, &bin] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(src.join("h.h"), "#define SCALE 2.0f\n").unwrap();
+    std::fs::write(
+        src.join("k.c"),
+        "#include \"h.h\"\nvoid k(float* y, const float* x, int n) { for (int i = 0; i < n; i++) y[i] += SCALE * x[i]; }\n",
+    )
+    .unwrap();
+    let cc = bin.join("cc");
+    // The two wrappers have the same size: only their contents tell them apart.
+    write_wrapper(&cc, "-DA=1");
+    // Probe answers are kept only for files older than the stat window (2 s)
+    // in which a change cannot be told apart: the warm hit below uses them.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let compile = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+            .args(["compile", "--json", "--dir"])
+            .arg(&store)
+            .arg(src.join("k.c"))
+            .env("CC", &cc)
+            .env_remove("KCACHE_STORE")
+            .env_remove("KCACHE_MAX_BYTES")
+            .env_remove("KCACHE_LOG")
+            .output()
+            .unwrap();
+        json(&out)["kernels"][0]["outcome"].clone()
+    };
+    assert_eq!(compile(), "compiled");
+    assert_eq!(compile(), "stored", "a warm hit");
+    assert!(
+        std::fs::read_dir(store.join("compilers")).unwrap().count() > 0,
+        "the compiler's probes are kept"
+    );
+
+    write_wrapper(&cc, "-DB=1");
+    assert_eq!(compile(), "compiled", "a swapped compiler is not a hit");
+    assert_eq!(compile(), "stored");
+
+    std::fs::write(src.join("h.h"), "#define SCALE 3.0f\n").unwrap();
+    assert_eq!(compile(), "compiled", "a swapped header is not a hit");
+    assert_eq!(compile(), "stored");
+}
