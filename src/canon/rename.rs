@@ -562,14 +562,30 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     let template = after_member && &text[span.clone()] == b"template";
                     let id = ids.next().copied();
                     let declarator = members.next_if_eq(&&span.start).is_some();
-                    self.name(
-                        span.start,
-                        span.end,
-                        after_member || declarator,
-                        spliced,
-                        id,
-                    );
+                    let member = after_member || declarator;
                     after_member = template;
+                    // The common case, a name in code whose decision is
+                    // taken: what `name` would do, without its spelling.
+                    let known = match id {
+                        Some(id) if !member && self.kept.is_none() => self.by_id[id as usize],
+                        _ => None,
+                    };
+                    match known {
+                        Some(Taken::Keep { collides }) => {
+                            self.collision |= collides;
+                            continue;
+                        }
+                        Some(taken @ (Taken::Renamed(_) | Taken::Token)) => {
+                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            self.copied = span.end;
+                            let mut out = std::mem::take(&mut self.out);
+                            self.write_taken(taken, &mut out);
+                            self.out = out;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    self.name(span.start, span.end, member, spliced, id);
                 }
                 TokenKind::LineComment
                 | TokenKind::BlockComment
