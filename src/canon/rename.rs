@@ -575,7 +575,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             self.collision |= collides;
                             continue;
                         }
-                        Some(taken @ (Taken::Renamed(_) | Taken::Token)) => {
+                        Some(Taken::Renamed(n)) => {
+                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            self.copied = span.end;
+                            let from = if n >= 2 { self.ends[n - 2] } else { 0 };
+                            self.out
+                                .extend_from_slice(&self.names[from..self.ends[n - 1]]);
+                            continue;
+                        }
+                        Some(taken @ Taken::Token) => {
                             self.out.extend_from_slice(&text[self.copied..span.start]);
                             self.copied = span.end;
                             let mut out = std::mem::take(&mut self.out);
