@@ -135,8 +135,16 @@ fn run_to(
 
 /// Replaces each collapsible run of `toks` by one `group` terminal (see the
 /// module docs).
-pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
-    let mut out = Vec::with_capacity(toks.len());
+pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
+    // In place: a run's tokens are read before its group is written, and the
+    // writing never passes the reading (one large vector less per text).
+    let mut w = 0;
+    let mut emit = |toks: &mut Vec<(usize, Tok, usize)>, t| {
+        toks[w] = t;
+        w += 1;
+    };
+    // The token read before the current one.
+    let mut prev: Option<Tok> = None;
     // Per open brace: whether it opens a block (a compound statement or a
     // function body) rather than a tag body or an initializer, after whose
     // `}` a declarator may follow (`struct s { ... } x[2];`).
@@ -147,11 +155,13 @@ pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
     let mut i = 0;
     while i < toks.len() {
         let t = toks[i];
-        out.push(t);
+        let before = prev;
+        prev = Some(t.1);
+        emit(&mut toks, t);
         i += 1;
         match t.1 {
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
-                nest.push((t.1 == Tok::LParen && i >= 2 && toks[i - 2].1 == Tok::For).then_some(0))
+                nest.push((t.1 == Tok::LParen && before == Some(Tok::For)).then_some(0))
             }
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 nest.pop();
@@ -165,7 +175,9 @@ pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
                     if *n == 2 && toks.get(i).is_some_and(|t| starts(t.1, false)) {
                         if let Some(end) = run_to(&toks, i, true, true) {
                             if end > i + 1 {
-                                out.push((toks[i].0, Tok::Group, toks[end - 1].2));
+                                let group = (toks[i].0, Tok::Group, toks[end - 1].2);
+                                prev = Some(toks[end - 1].1);
+                                emit(&mut toks, group);
                                 i = end;
                                 continue;
                             }
@@ -176,7 +188,6 @@ pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
             }
             Tok::Semi => true,
             Tok::LBrace => {
-                let before = i.checked_sub(2).map(|j| toks[j].1);
                 blocks.push(matches!(
                     before,
                     None | Some(
@@ -198,12 +209,15 @@ pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
         };
         if let Some(end) = run_end(&toks, i, statement) {
             if end > i + 1 {
-                out.push((toks[i].0, Tok::Group, toks[end - 1].2));
+                let group = (toks[i].0, Tok::Group, toks[end - 1].2);
+                prev = Some(toks[end - 1].1);
+                emit(&mut toks, group);
                 i = end;
             }
         }
     }
-    out
+    toks.truncate(w);
+    toks
 }
 
 #[cfg(test)]
