@@ -81,7 +81,7 @@ use std::ops::Range;
 mod names;
 mod options;
 
-use names::{is_digits, is_numbered};
+use names::{is_digits, is_numbered, lossy, push_decimal, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 
@@ -776,33 +776,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
     }
-}
-
-/// A raw-keyed kernel's canonical text: the marker, then the text as it is.
-fn raw_text(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(RAW_MARKER.len() + text.len());
-    out.extend_from_slice(RAW_MARKER);
-    out.extend_from_slice(text);
-    out
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Appends `n` in decimal (no allocation, unlike `to_string`).
-fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
