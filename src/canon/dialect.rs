@@ -225,8 +225,31 @@ impl<'m> Scanner<'m> {
     }
 
     /// One token of `text`, in order.
-    #[inline]
+    #[inline(always)]
     pub fn token(&mut self, text: &[u8], kind: TokenKind, span: Range<usize>, spliced: bool) {
+        // Most names: only a possible macro call's callee. (What the slow
+        // path does for them, without its call.)
+        if kind == TokenKind::Ident {
+            let first = text[span.start];
+            let plain =
+                first != b'_' && first != b'a' && first != b'\\' && self.position_macros.is_none();
+            match self.kernel_name {
+                Some(k) if plain && k[0] != first => {
+                    self.last_ident = Some(span);
+                    return;
+                }
+                None if plain => {
+                    self.last_ident = None;
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.token_slow(text, kind, span, spliced)
+    }
+
+    #[inline(never)]
+    fn token_slow(&mut self, text: &[u8], kind: TokenKind, span: Range<usize>, spliced: bool) {
         if matches!(
             kind,
             TokenKind::Whitespace | TokenKind::LineComment | TokenKind::BlockComment

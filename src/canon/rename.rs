@@ -81,7 +81,7 @@ use std::ops::Range;
 mod names;
 mod options;
 
-use names::{is_digits, is_numbered};
+use names::{is_digits, is_numbered, lossy, push_decimal, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 
@@ -562,14 +562,38 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     let template = after_member && &text[span.clone()] == b"template";
                     let id = ids.next().copied();
                     let declarator = members.next_if_eq(&&span.start).is_some();
-                    self.name(
-                        span.start,
-                        span.end,
-                        after_member || declarator,
-                        spliced,
-                        id,
-                    );
+                    let member = after_member || declarator;
                     after_member = template;
+                    // The common case, a name in code whose decision is
+                    // taken: what `name` would do, without its spelling.
+                    let known = match id {
+                        Some(id) if !member && self.kept.is_none() => self.by_id[id as usize],
+                        _ => None,
+                    };
+                    match known {
+                        Some(Taken::Keep { collides }) => {
+                            self.collision |= collides;
+                            continue;
+                        }
+                        Some(Taken::Renamed(n)) => {
+                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            self.copied = span.end;
+                            let from = if n >= 2 { self.ends[n - 2] } else { 0 };
+                            self.out
+                                .extend_from_slice(&self.names[from..self.ends[n - 1]]);
+                            continue;
+                        }
+                        Some(taken @ Taken::Token) => {
+                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            self.copied = span.end;
+                            let mut out = std::mem::take(&mut self.out);
+                            self.write_taken(taken, &mut out);
+                            self.out = out;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    self.name(span.start, span.end, member, spliced, id);
                 }
                 TokenKind::LineComment
                 | TokenKind::BlockComment
@@ -752,33 +776,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
     }
-}
-
-/// A raw-keyed kernel's canonical text: the marker, then the text as it is.
-fn raw_text(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(RAW_MARKER.len() + text.len());
-    out.extend_from_slice(RAW_MARKER);
-    out.extend_from_slice(text);
-    out
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Appends `n` in decimal (no allocation, unlike `to_string`).
-fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]

@@ -320,6 +320,7 @@ fn bind_with<'t>(
             s.scopes.truncate(ns);
             s.never.truncate(nn);
             s.functions.truncate(nf);
+            s.declarators.clear();
             unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
         }
     }
@@ -466,7 +467,10 @@ fn resolve_pending(sink: &mut Sink) {
     let mut order: Vec<usize> = (0..sink.decls.len())
         .filter(|&i| sink.decls[i].to == PENDING)
         .collect();
-    order.sort_unstable_by_key(|&i| sink.decls[i].at);
+    // Declarations stand at distinct identifiers, so a stable sort orders
+    // them as an unstable one would; it is linear on their near-sorted order
+    // (a function's own name is recorded after its body).
+    order.sort_by_key(|&i| sink.decls[i].at);
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut next = 0;
     for i in order {
@@ -544,7 +548,8 @@ fn judge<'t>(
         fail(&mut verdicts, id, r);
     }
     let mut decls: Vec<&sink::Decl> = sink.decls.iter().collect();
-    decls.sort_unstable_by_key(|d| d.at);
+    // Stable: linear on their near-sorted order (see `resolve_pending`).
+    decls.sort_by_key(|d| d.at);
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
     let mut bound: Vec<(u32, usize, usize)> = Vec::new();

@@ -11,7 +11,9 @@
 //!   block (one opened after `;`, a brace, `)`, a condition, `else`, `do` or
 //!   a label): a run that starts like an expression (not with a specifier, a
 //!   keyword or a brace) and ends at its `;`. After the `}` of a tag body or
-//!   an interface block a declarator follows, which a `group` is not.
+//!   an interface block a declarator follows, which a `group` is not;
+//! * the third clause of a `for` head: what follows the second `;` at the
+//!   top level of the parentheses after `for`, up to the `)` closing them.
 //!
 //! Why this changes no parse. A run is collapsed only when every token in it
 //! is one every balanced-run rule accepts (at its top level: names, literals,
@@ -25,7 +27,12 @@
 //! stands: in an initializer (`Atom Tails` or `"typename" Tails`), in a
 //! statement (`Atom Inners ";"`, which no declaration matches, since a
 //! declaration starts with a specifier), inside brackets or a brace run
-//! (which accept every such token). Nothing inside a run is recorded by an
+//! (which accept every such token). In a `for` head, no production puts a
+//! `;` at the top level of its parentheses but the head's own two (a `Decl`
+//! ends with the first; initializers, declarators and `Inners` hold none
+//! outside brackets), so in any parse what follows the second is the last
+//! `Inners ")"`; when the brackets before it do not nest, no parse exists
+//! with or without the collapse. Nothing inside a run is recorded by an
 //! action, so the sink is the same; the identifiers in it are judged from the
 //! adapter's list of occurrences, which this does not touch. A run that meets
 //! anything else is left as it is.
@@ -82,6 +89,18 @@ fn run_end(toks: &[(usize, Tok, usize)], from: usize, statement: bool) -> Option
     if !starts(toks.get(from)?.1, !statement) {
         return None;
     }
+    run_to(toks, from, statement, false)
+}
+
+/// The end of the run from `toks[from]` as [`run_end`] finds it, or, when
+/// `for_tail` is set, before the `)` that closes the brackets it stands in
+/// (and at nothing else).
+fn run_to(
+    toks: &[(usize, Tok, usize)],
+    from: usize,
+    statement: bool,
+    for_tail: bool,
+) -> Option<usize> {
     let mut open: Vec<Tok> = Vec::new();
     for (i, &(_, t, _)) in toks.iter().enumerate().skip(from) {
         match t {
@@ -102,6 +121,8 @@ fn run_end(toks: &[(usize, Tok, usize)], from: usize, statement: bool) -> Option
                 }
             }
             _ if top(t, statement) => {}
+            Tok::RParen if for_tail => return Some(i),
+            _ if for_tail => return None,
             Tok::Semi => return Some(i),
             Tok::Comma | Tok::Colon | Tok::RParen | Tok::RBracket | Tok::RBrace if !statement => {
                 return Some(i)
@@ -114,21 +135,59 @@ fn run_end(toks: &[(usize, Tok, usize)], from: usize, statement: bool) -> Option
 
 /// Replaces each collapsible run of `toks` by one `group` terminal (see the
 /// module docs).
-pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
-    let mut out = Vec::with_capacity(toks.len());
+pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
+    // In place: a run's tokens are read before its group is written, and the
+    // writing never passes the reading (one large vector less per text).
+    let mut w = 0;
+    let mut emit = |toks: &mut Vec<(usize, Tok, usize)>, t| {
+        toks[w] = t;
+        w += 1;
+    };
+    // The token read before the current one.
+    let mut prev: Option<Tok> = None;
     // Per open brace: whether it opens a block (a compound statement or a
     // function body) rather than a tag body or an initializer, after whose
     // `}` a declarator may follow (`struct s { ... } x[2];`).
     let mut blocks: Vec<bool> = Vec::new();
+    // Per open bracket of any kind: how many `;` stand at its top level when
+    // it is the parenthesis of a `for` head, else `None`.
+    let mut nest: Vec<Option<u8>> = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         let t = toks[i];
-        out.push(t);
+        let before = prev;
+        prev = Some(t.1);
+        emit(&mut toks, t);
         i += 1;
+        match t.1 {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => {
+                nest.push((t.1 == Tok::LParen && before == Some(Tok::For)).then_some(0))
+            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                nest.pop();
+            }
+            _ => {}
+        }
         let statement = match t.1 {
+            Tok::Semi if matches!(nest.last(), Some(Some(_))) => {
+                if let Some(Some(n)) = nest.last_mut() {
+                    *n = n.saturating_add(1);
+                    if *n == 2 && toks.get(i).is_some_and(|t| starts(t.1, false)) {
+                        if let Some(end) = run_to(&toks, i, true, true) {
+                            if end > i + 1 {
+                                let group = (toks[i].0, Tok::Group, toks[end - 1].2);
+                                prev = Some(toks[end - 1].1);
+                                emit(&mut toks, group);
+                                i = end;
+                                continue;
+                            }
+                        }
+                    }
+                }
+                true
+            }
             Tok::Semi => true,
             Tok::LBrace => {
-                let before = i.checked_sub(2).map(|j| toks[j].1);
                 blocks.push(matches!(
                     before,
                     None | Some(
@@ -150,12 +209,15 @@ pub fn collapse(toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
         };
         if let Some(end) = run_end(&toks, i, statement) {
             if end > i + 1 {
-                out.push((toks[i].0, Tok::Group, toks[end - 1].2));
+                let group = (toks[i].0, Tok::Group, toks[end - 1].2);
+                prev = Some(toks[end - 1].1);
+                emit(&mut toks, group);
                 i = end;
             }
         }
     }
-    out
+    toks.truncate(w);
+    toks
 }
 
 #[cfg(test)]
@@ -188,6 +250,46 @@ mod tests {
             LBrace, Ident, Op, Ident, LParen, Ident, RParen, Semi, RBrace,
         ]));
         assert_eq!(kinds(&v), [LBrace, Group, Semi, RBrace]);
+    }
+
+    #[test]
+    fn the_third_clause_of_a_for_head_becomes_one_group() {
+        use Tok::*;
+        // for (int i = 0; i < n; ++i) { }
+        let v = collapse(toks(&[
+            For, LParen, TypeName, Ident, Assign, Lit, Semi, Ident, Op, Ident, Semi, Op, Op, Ident,
+            RParen, LBrace, RBrace,
+        ]));
+        assert_eq!(
+            kinds(&v),
+            [
+                For, LParen, TypeName, Ident, Assign, Lit, Semi, Group, Semi, Group, RParen,
+                LBrace, RBrace
+            ]
+        );
+        assert_eq!((v[9].0, v[9].2), (11, 14));
+    }
+
+    #[test]
+    fn a_for_head_with_a_third_top_level_semicolon_keeps_its_tail() {
+        use Tok::*;
+        // for (; a; b c; d) : not a head the grammar accepts, left to it.
+        for ts in [
+            vec![
+                For, LParen, Semi, Ident, Semi, Ident, Ident, Semi, Ident, RParen,
+            ],
+            // A `;` inside braces is not at the head's top level.
+            vec![
+                For, LParen, LBrace, Semi, Semi, RBrace, Semi, Op, Ident, RParen,
+            ],
+        ] {
+            let v = collapse(toks(&ts));
+            assert!(
+                !kinds(&v).windows(2).any(|w| w == [Group, RParen]),
+                "{:?}",
+                kinds(&v)
+            );
+        }
     }
 
     #[test]

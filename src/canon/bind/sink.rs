@@ -86,6 +86,9 @@ pub struct Sink {
     pub glsl: bool,
     /// Where each function definition's name stands.
     pub functions: Vec<usize>,
+    /// The declarators of the declaration being parsed (see
+    /// [`Sink::push_declarator`]).
+    pub declarators: Vec<Declarator>,
 }
 
 type Reject = ParseError<usize, Tok, ()>;
@@ -94,6 +97,30 @@ impl Sink {
     /// Records a declaration whose scope starts at `from`.
     pub fn push(&mut self, at: usize, from: usize, to: usize, kind: DeclKind) {
         self.decls.push(Decl { at, from, to, kind });
+    }
+
+    /// Keeps a declaration's declarator until the declaration is reduced;
+    /// returns where it stands (the first one's place is the list's).
+    pub fn push_declarator(&mut self, d: Declarator) -> usize {
+        self.declarators.push(d);
+        self.declarators.len() - 1
+    }
+
+    /// Declares the declarators kept from `from` on (none for `None`), in
+    /// order, each with its scope ending at `to` and the kind `kind` gives
+    /// it, and keeps them no longer.
+    pub fn declare(
+        &mut self,
+        from: Option<usize>,
+        to: usize,
+        kind: impl Fn(&Declarator) -> DeclKind,
+    ) {
+        let Some(from) = from else { return };
+        for i in from..self.declarators.len() {
+            let d = self.declarators[i];
+            self.push(d.at, d.end, to, kind(&d));
+        }
+        self.declarators.truncate(from);
     }
 
     /// Marks `[l, r)` as holding no binding occurrence.

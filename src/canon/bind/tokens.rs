@@ -636,7 +636,15 @@ impl<'t> Directives<'t> {
             if *kind != TokenKind::Preprocessor {
                 continue;
             }
-            let line = strip_comments(&spelling(&text[span.clone()]));
+            // Without a backslash or a slash the line has no splice and no
+            // comment: it is its own text, and its words borrow from it.
+            let bytes = &text[span.clone()];
+            let plain = !bytes.iter().any(|&b| b == b'\\' || b == b'/');
+            let line: Cow<'t, [u8]> = if plain {
+                Cow::Borrowed(bytes)
+            } else {
+                Cow::Owned(strip_comments(&spelling(bytes)))
+            };
             let body = line[1..].trim_ascii_start();
             let word_len = body
                 .iter()
@@ -654,14 +662,22 @@ impl<'t> Directives<'t> {
                 } else {
                     Vec::new()
                 };
-                let mut found = Vec::new();
-                words(&line, 0..line.len(), Reason::Directive, &mut found);
-                a.opaque.extend(
-                    found
-                        .into_iter()
-                        .filter(|(w, _)| !params.iter().any(|p| **p == **w))
-                        .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
-                );
+                let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
+                if plain {
+                    let mut found = Vec::new();
+                    words(text, span.clone(), Reason::Directive, &mut found);
+                    a.opaque
+                        .extend(found.into_iter().filter(|(w, _)| own(&params, w)));
+                } else {
+                    let mut found = Vec::new();
+                    words(&line, 0..line.len(), Reason::Directive, &mut found);
+                    a.opaque.extend(
+                        found
+                            .into_iter()
+                            .filter(|(w, _)| own(&params, w))
+                            .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
+                    );
+                }
             }
             match word {
                 b"version" => a.glsl = true,

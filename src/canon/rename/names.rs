@@ -134,3 +134,31 @@ pub fn is_keyword(name: &[u8]) -> bool {
             | b"while"
     )
 }
+
+/// A raw-keyed kernel's canonical text: the marker, then the text as it is.
+pub(super) fn raw_text(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(super::RAW_MARKER.len() + text.len());
+    out.extend_from_slice(super::RAW_MARKER);
+    out.extend_from_slice(text);
+    out
+}
+
+/// Bytes as text, invalid UTF-8 replaced.
+pub(super) fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Appends `n` in decimal (no allocation, unlike `to_string`).
+pub(super) fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
