@@ -5,6 +5,9 @@
 use super::*;
 use std::fs;
 
+#[cfg(target_os = "linux")]
+mod attacks;
+
 /// A feed whose reports the test writes.
 #[derive(Default)]
 struct Script {
