@@ -7,6 +7,8 @@ use std::fs;
 
 #[cfg(target_os = "linux")]
 mod attacks;
+#[cfg(target_os = "linux")]
+mod misses;
 
 /// A feed whose reports the test writes.
 #[derive(Default)]

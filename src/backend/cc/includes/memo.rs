@@ -382,15 +382,34 @@ pub(crate) fn now() -> u64 {
     CLOCK.load(Ordering::SeqCst)
 }
 
-/// The nearest existing directory at or above `path`'s parent: where the
-/// creation of `path` (or of a directory leading to it) shows.
+/// What a lookup of `path` that missed rests on: the nearest existing
+/// directory at or above `path`'s parent, where the creation of `path` (or
+/// of a directory leading to it) shows, with two exceptions that directory
+/// would not show. A file on the way (`path` cannot resolve through it) is
+/// recorded itself: its replacement by a directory changes its identity.
+/// The first name below that directory that is there but does not resolve
+/// (a dangling symlink, whose target's creation changes nothing in the
+/// directory), or `path` itself when it is there but is no file, is
+/// recorded with the identity it resolves to now.
 pub(crate) fn watch_dir(path: &Path) -> Option<(PathBuf, Option<StatId>)> {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
+    let mut below = path;
+    while let Some(d) = below.parent() {
+        // A relative path's last parent is empty: the working directory.
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
         if let Some(id) = StatId::of(d) {
-            return id.is_dir().then(|| (d.to_path_buf(), Some(id)));
+            if !id.is_dir() {
+                return Some((d.to_path_buf(), Some(id)));
+            }
+            if std::fs::symlink_metadata(below).is_ok() {
+                return Some((below.to_path_buf(), StatId::of(below)));
+            }
+            return Some((d.to_path_buf(), Some(id)));
         }
-        dir = d.parent();
+        below = d;
     }
     None
 }
