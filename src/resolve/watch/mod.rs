@@ -20,7 +20,8 @@
 //! * in a directory the validation holds itself (a search directory a lookup
 //!   missed in), any entry created, deleted or renamed;
 //! * events lost (the queue overflowed, a read failed) or the mount table
-//!   changed (`/proc/self/mountinfo` polled with the queue): everything.
+//!   changed (that of the mount namespace the watcher was made in,
+//!   `/proc/thread-self/mountinfo`, polled with the queue): everything.
 //!
 //! The queue is drained once at the start of each keying batch, under the
 //! watcher's lock, with one `poll` that returns at once when nothing is
@@ -30,12 +31,15 @@
 //! the allowlist of local ones, a watch refused, a symlink loop) is stat-ed
 //! every batch as before; so is everything where inotify is unavailable
 //! (not Linux, or `inotify_init1` fails), in a child of `fork` (which
-//! shares its parent's queue: it never reads it), or after
-//! [`set_enabled`]`(false)`.
+//! shares its parent's queue: it never reads it), in a thread whose mount
+//! namespace is not the one the watcher was made in (paths resolve to
+//! other objects there), or after [`set_enabled`]`(false)`.
 //!
 //! What no watch sees: writes through a shared writable mapping
 //! (`mmap`; inotify(7) does not report them), a process changing its own
-//! root, and changes made to an overlay's lower layer below it. Names are
+//! root, a thread moving to another mount namespace after it first keyed
+//! (its namespace is asked once), and changes made to an overlay's lower
+//! layer below it. Names are
 //! compared byte for byte, so in a case-folding directory on the way an
 //! entry created under another case is seen only through the watches on
 //! the objects themselves (a replaced file reports its link count, a
@@ -419,12 +423,18 @@ type Global = Mutex<Watcher<Box<dyn Feed>>>;
 
 static GLOBAL: OnceLock<Option<Global>> = OnceLock::new();
 
+/// The mount namespace the process's watcher was made in.
+#[cfg(target_os = "linux")]
+static MADE_IN: OnceLock<(u64, u64)> = OnceLock::new();
+
 fn global() -> Option<&'static Global> {
     GLOBAL
         .get_or_init(|| {
             #[cfg(target_os = "linux")]
-            let feed: Option<Box<dyn Feed>> =
-                inotify::Inotify::new().map(|f| Box::new(f) as Box<dyn Feed>);
+            let feed: Option<Box<dyn Feed>> = inotify::Inotify::new().map(|f| {
+                let _ = MADE_IN.set(f.ns);
+                Box::new(f) as Box<dyn Feed>
+            });
             #[cfg(not(target_os = "linux"))]
             let feed: Option<Box<dyn Feed>> = None;
             feed.map(|f| Mutex::new(Watcher::new(f)))
@@ -442,6 +452,33 @@ fn usable() -> bool {
     enabled()
 }
 
+/// Whether the calling thread resolves paths in the mount namespace the
+/// process's watcher was made in (whose mount table it polls, whose
+/// objects it watches). Asked once per thread: only a thread itself moves
+/// to another namespace (`unshare`, `setns`), which the module docs list
+/// among what no watch sees once it has keyed.
+fn in_watchers_namespace() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        thread_local! {
+            static SAME: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+        }
+        let Some(made) = MADE_IN.get() else {
+            return false;
+        };
+        SAME.with(|s| match s.get() {
+            Some(same) => same,
+            None => {
+                let same = inotify::mount_ns().as_ref() == Some(made);
+                s.set(Some(same));
+                same
+            }
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    true
+}
+
 /// Drains the process's watcher, when one was started; whether validations
 /// armed before this call may be trusted on their [`Armed`] flags now.
 pub(crate) fn drain() -> bool {
@@ -451,6 +488,9 @@ pub(crate) fn drain() -> bool {
     let Some(w) = GLOBAL.get().and_then(Option::as_ref) else {
         return false;
     };
+    if !in_watchers_namespace() {
+        return false;
+    }
     w.lock().unwrap_or_else(PoisonError::into_inner).drain();
     true
 }
@@ -462,5 +502,8 @@ pub(crate) fn arm<'a>(paths: impl Iterator<Item = &'a Path>) -> Option<Armed> {
         return None;
     }
     let w = global()?;
+    if !in_watchers_namespace() {
+        return None;
+    }
     Some(w.lock().unwrap_or_else(PoisonError::into_inner).arm(paths))
 }

@@ -338,3 +338,88 @@ fn an_overflowed_queue_ends_every_trust() {
     w.drain();
     assert!(!armed.holds(), "lost reports: nothing is trusted");
 }
+
+/// Runs `f` on a thread in a mount namespace of its own whose mounts do
+/// not propagate back; `false` (skipped) where this process may not make
+/// one (no `CAP_SYS_ADMIN`).
+fn in_own_mount_namespace(f: impl FnOnce() + Send) -> bool {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: no pointer is passed; only this thread's namespace
+            // changes (a thread may unshare its own).
+            if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+                eprintln!("skipping: {}", std::io::Error::last_os_error());
+                return false;
+            }
+            let root = c(Path::new("/"));
+            // SAFETY: `root` is NUL-terminated; the other pointers may be
+            // null for a propagation change.
+            let r = unsafe {
+                libc::mount(
+                    std::ptr::null(),
+                    root.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                )
+            };
+            assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+            f();
+            true
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+fn bind(from: &Path, to: &Path) {
+    let (from, to) = (c(from), c(to));
+    // SAFETY: both paths are NUL-terminated and alive for the call.
+    let r = unsafe {
+        libc::mount(
+            from.as_ptr(),
+            to.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+}
+
+fn unmount(at: &Path) {
+    let at = c(at);
+    // SAFETY: `at` is NUL-terminated and alive for the call.
+    assert_eq!(unsafe { libc::umount2(at.as_ptr(), 0) }, 0);
+}
+
+#[test]
+fn a_bind_mount_over_a_directory_or_the_header_on_its_path_is_reported() {
+    let (dir, inc, h) = tree();
+    let other = dir.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("h.h"), "#define V 2\n").unwrap();
+    in_own_mount_namespace(|| {
+        assert!(!trusted_after(&h, || bind(&other, &inc)));
+        assert_eq!(fs::read(&h).unwrap(), b"#define V 2\n");
+        unmount(&inc);
+        assert!(!trusted_after(&h, || bind(&other.join("h.h"), &h)));
+        unmount(&h);
+        // And the unmount itself.
+        bind(&other, &inc);
+        assert!(!trusted_after(&h, || unmount(&inc)));
+    });
+}
+
+#[test]
+fn a_thread_in_another_mount_namespace_does_not_use_the_process_watcher() {
+    // The process's watcher polls the mount table of the namespace it was
+    // made in: a thread resolving paths in another one must not trust it.
+    assert!(global().is_some(), "made on this thread");
+    let (_dir, _inc, h) = tree();
+    in_own_mount_namespace(|| {
+        assert!(!super::super::drain());
+        assert!(super::super::arm([h.as_path()].into_iter()).is_none());
+    });
+    assert!(super::super::arm([h.as_path()].into_iter()).is_some());
+}
