@@ -9,6 +9,7 @@ use std::fs;
 mod attacks;
 #[cfg(target_os = "linux")]
 mod misses;
+mod threads;
 
 /// A feed whose reports the test writes.
 #[derive(Default)]

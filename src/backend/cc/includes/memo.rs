@@ -253,7 +253,9 @@ pub(crate) struct Validation {
     pub entries: Vec<(PathBuf, Option<StatId>)>,
     /// Some entry was too recent to be trusted: recompute on every use.
     pub volatile: bool,
-    /// The clock when the last check began.
+    /// The clock as of which the last check knew every entry: when it
+    /// began, for fresh stats; when its batch began, for a check from the
+    /// batch's shared stats or its drain.
     checked: AtomicU64,
     /// How it is kept between batches (see the module docs).
     watch: Mutex<Kept>,
@@ -301,11 +303,16 @@ impl Validation {
         let Some(b) = batch else {
             return self.checked_by_stat(start, clock);
         };
+        // What a check from the batch's shared stats or its drain knows is
+        // as old as the batch: marked checked then, not now, or another
+        // thread's batch begun since would trust it past a change made
+        // before that batch began.
+        let known = b.start;
         let mut kept = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(armed) = kept.armed.as_ref().filter(|a| b.drained && a.holds()) {
             let ok = armed.poll.iter().all(|&i| self.entry_holds(start, i));
             if ok {
-                self.checked.fetch_max(clock, Ordering::SeqCst);
+                self.checked.fetch_max(known, Ordering::SeqCst);
             }
             return ok;
         }
@@ -326,7 +333,7 @@ impl Validation {
         }
         kept.revalidated = true;
         drop(kept);
-        self.checked_by_stat(start, clock)
+        self.checked_by_stat(start, known)
     }
 
     /// Whether entry `i` is as it was, stat-ed once per batch `start`.

@@ -1,0 +1,45 @@
+//! Validations shared by threads whose keying batches overlap: what one
+//! thread's batch learned early must not vouch for a later batch of another.
+
+use super::*;
+use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
+use crate::backend::cc::includes::memo::{self, StatId, Validation};
+use std::sync::mpsc::channel;
+
+#[test]
+fn a_stat_taken_early_in_one_batch_does_not_vouch_for_a_later_batch_of_another_thread() {
+    // Thread 2 stats the header in its batch; the header changes; thread 1
+    // begins a batch; thread 2 checks another validation over the header
+    // from its batch's stat (all a batch promises it); thread 1 must not
+    // trust that check: the change was made before its batch began.
+    ALL_OLD.with(|o| o.set(true));
+    let (_dir, _inc, h) = tree();
+    let over = || {
+        let clock = memo::now();
+        Arc::new(Validation::new(vec![(h.clone(), StatId::of(&h))], clock))
+    };
+    let (early, late) = (over(), over());
+    let (to_main, from_t2) = channel();
+    let (to_t2, from_main) = channel();
+    std::thread::scope(|s| {
+        let (early, late) = (&early, &late);
+        s.spawn(move || {
+            ALL_OLD.with(|o| o.set(true));
+            memo::batch(|| {
+                assert!(early.holds());
+                to_main.send(()).unwrap();
+                from_main.recv().unwrap();
+                // Its batch's stat predates the change: still holds here.
+                assert!(late.holds());
+                to_main.send(()).unwrap();
+            });
+        });
+        from_t2.recv().unwrap();
+        fs::write(&h, "#define V 22\n").unwrap();
+        memo::batch(|| {
+            to_t2.send(()).unwrap();
+            from_t2.recv().unwrap();
+            assert!(!late.holds(), "changed before this batch began");
+        });
+    });
+}
