@@ -18,7 +18,8 @@
 //! * in a directory resolution walks through, any change to the entry of the
 //!   name walked (created, deleted, renamed from or to, written, attributes);
 //! * in a directory the validation holds itself (a search directory a lookup
-//!   missed in), any entry created, deleted or renamed;
+//!   missed in), or the directory where a path stops resolving (the first
+//!   name missing), any entry created, deleted or renamed;
 //! * events lost (the queue overflowed, a read failed) or the mount table
 //!   changed (that of the mount namespace the watcher was made in,
 //!   `/proc/thread-self/mountinfo`, polled with the queue): everything.
@@ -43,7 +44,8 @@
 //! compared byte for byte, so in a case-folding directory on the way an
 //! entry created under another case is seen only through the watches on
 //! the objects themselves (a replaced file reports its link count, a
-//! search directory any entry created). A `stat`
+//! search directory any entry created) or, where a name is missing, by the
+//! report of any entry created in its directory. A `stat`
 //! of a file written through a mapping would see its new modification time
 //! only if its pages were written back and faulted again, so polling does
 //! not promise that either.
@@ -324,8 +326,14 @@ impl<F: Feed> Watcher<F> {
             let here = dir.join(&name);
             match self.step(&here, steps) {
                 Step::Uncovered => return false,
-                // Its creation shows in the directory watched above.
-                Step::Absent => return true,
+                // Its creation shows in the directory watched above, under
+                // any name: in a case-folding directory it may be made
+                // under another case, and there is no object to watch.
+                Step::Absent => {
+                    wants.pop();
+                    wants.push((dir_watch, Want::Entries));
+                    return true;
+                }
                 Step::Link(target) => {
                     links += 1;
                     if links > MAX_LINKS {

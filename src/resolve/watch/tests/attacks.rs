@@ -423,3 +423,50 @@ fn a_thread_in_another_mount_namespace_does_not_use_the_process_watcher() {
     });
     assert!(super::super::arm([h.as_path()].into_iter()).is_some());
 }
+
+#[test]
+fn a_missing_name_is_ended_by_any_entry_made_beside_it() {
+    // In a case-folding directory `SUB` makes `sub` resolve: a missing name
+    // has no object to watch, so any entry of its directory ends the trust.
+    let (_dir, inc, _h) = tree();
+    let missing = inc.join("sub").join("x.h");
+    let mut w = Watcher::new(Script::default());
+    let armed = w.arm([missing.as_path()].into_iter());
+    assert!(armed.poll.is_empty());
+    w.report(&inc, Change::Child("h.h".into()));
+    assert!(armed.holds(), "a file beside it written: nothing made");
+    w.report(&inc, name("SUB"));
+    assert!(!armed.holds());
+}
+
+#[test]
+fn a_re_arm_after_a_report_stats_afresh_not_from_the_batchs_shared_stats() {
+    // A report that changed nothing (closed after opening for writing)
+    // ends the trust; in the next batch another validation stats the
+    // header (shared for the batch), the header changes, and only then is
+    // the first re-armed: its new watch came after the change (and the
+    // change's reports were read by another thread), so only a fresh stat
+    // sees it.
+    use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
+    use crate::backend::cc::includes::memo::{self, StatId, Validation};
+    ALL_OLD.with(|o| o.set(true));
+    let (_dir, _inc, h) = tree();
+    let over = || Validation::new(vec![(h.clone(), StatId::of(&h))], memo::now());
+    let (v, other) = (over(), over());
+    // Re-validated once, armed the second time, then trusted on its flag.
+    for _ in 0..3 {
+        assert!(memo::batch(|| v.holds()));
+    }
+    drop(File::options().write(true).open(&h).unwrap());
+    memo::batch(|| {
+        assert!(other.holds());
+        fs::write(&h, "#define V 22\n").unwrap();
+        // Another thread's batch drains the change's reports before the
+        // re-arm registers anything: only its stat can see the change.
+        std::thread::spawn(|| memo::batch(|| ())).join().unwrap();
+        // Either answer keeps a batch's promise (the change came after it
+        // began), but the next batch must see it.
+        v.holds();
+    });
+    assert!(!memo::batch(|| v.holds()), "the change is seen");
+}
