@@ -36,19 +36,21 @@
 //! namespace is not the one the watcher was made in (paths resolve to
 //! other objects there), or after [`set_enabled`]`(false)`.
 //!
-//! What no watch sees: writes through a shared writable mapping
-//! (`mmap`; inotify(7) does not report them), a process changing its own
-//! root, a thread moving to another mount namespace after it first keyed
-//! (its namespace is asked once), and changes made to an overlay's lower
-//! layer below it. Names are
-//! compared byte for byte, so in a case-folding directory on the way an
-//! entry created under another case is seen only through the watches on
-//! the objects themselves (a replaced file reports its link count, a
-//! search directory any entry created) or, where a name is missing, by the
-//! report of any entry created in its directory. A `stat`
-//! of a file written through a mapping would see its new modification time
-//! only if its pages were written back and faulted again, so polling does
-//! not promise that either.
+//! What no watch sees: writes through a shared writable mapping (`mmap`;
+//! inotify(7) does not report them); writes through Linux AIO
+//! (`io_submit` queues no report of its own: the change is seen only when
+//! the writer closes the file, though a `stat` would see its new times at
+//! once); a process changing its own root; a thread moving to another
+//! mount namespace after it first keyed (its namespace is asked once); and
+//! changes made to an overlay's lower layer below it. Names are compared
+//! byte for byte, so in a case-folding directory on the way an entry
+//! created under another case is seen only through the watches on the
+//! objects themselves (a replaced file reports its link count, a search
+//! directory any entry created) or, where a name is missing, by the report
+//! of any entry created in its directory. A `stat` of a file written
+//! through a mapping would see its new modification time only if its pages
+//! were written back and faulted again, so polling does not promise that
+//! either.
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
