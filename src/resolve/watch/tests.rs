@@ -7,9 +7,9 @@ use std::fs;
 
 #[cfg(target_os = "linux")]
 mod attacks;
+mod batches;
 #[cfg(target_os = "linux")]
 mod misses;
-mod threads;
 
 /// A feed whose reports the test writes.
 #[derive(Default)]

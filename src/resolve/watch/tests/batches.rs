@@ -1,5 +1,6 @@
-//! Validations shared by threads whose keying batches overlap: what one
-//! thread's batch learned early must not vouch for a later batch of another.
+//! Validations across keying batches: what one thread's batch learned early
+//! must not vouch for a later batch of another, and a validation whose arms
+//! ran out is stat-ed every batch.
 
 use super::*;
 use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
@@ -42,4 +43,30 @@ fn a_stat_taken_early_in_one_batch_does_not_vouch_for_a_later_batch_of_another_t
             assert!(!late.holds(), "changed before this batch began");
         });
     });
+}
+
+#[test]
+fn a_validation_armed_its_last_time_is_stat_ed_every_batch_and_still_sees_a_change() {
+    use crate::backend::cc::includes::memo::test_hooks::STATS;
+    ALL_OLD.with(|o| o.set(true));
+    let (_dir, _inc, h) = tree();
+    let v = Validation::new(vec![(h.clone(), StatId::of(&h))], memo::now());
+    let stats_in = |f: &dyn Fn() -> bool| {
+        let before = STATS.with(std::cell::Cell::get);
+        let ok = memo::batch(f);
+        (ok, STATS.with(std::cell::Cell::get) - before)
+    };
+    for _ in 0..3 {
+        assert!(memo::batch(|| v.holds()));
+    }
+    assert_eq!(stats_in(&|| v.holds()), (true, 0), "armed");
+    // Reports that change nothing (opened for writing, closed): each ends
+    // the trust, and the next batch re-arms, until arms run out.
+    for _ in 0..12 {
+        drop(fs::File::options().write(true).open(&h).unwrap());
+        assert!(memo::batch(|| v.holds()));
+    }
+    assert_eq!(stats_in(&|| v.holds()), (true, 1), "polled from now on");
+    fs::write(&h, "#define V 22\n").unwrap();
+    assert!(!memo::batch(|| v.holds()));
 }
