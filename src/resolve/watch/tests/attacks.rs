@@ -536,3 +536,56 @@ fn a_write_through_linux_aio_is_reported_when_the_writer_closes() {
         drop(f);
     }));
 }
+
+fn mount_overlay(lower: &Path, upper: &Path, work: &Path, at: &Path) {
+    let opts = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        lower.display(),
+        upper.display(),
+        work.display()
+    );
+    let (kind, at, opts) = (c(Path::new("overlay")), c(at), CString::new(opts).unwrap());
+    // SAFETY: every pointer is a NUL-terminated string alive for the call.
+    let r = unsafe {
+        libc::mount(
+            kind.as_ptr(),
+            at.as_ptr(),
+            kind.as_ptr(),
+            0,
+            opts.as_ptr().cast(),
+        )
+    };
+    assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn a_header_on_an_overlay_written_and_copied_up_is_reported() {
+    // A container's root: the header is in the lower layer until the first
+    // write copies it up, so the write lands on another inode below.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in ["lower/inc", "upper", "work", "merged"] {
+        fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    fs::write(d.join("lower/inc/h.h"), "#define V 1\n").unwrap();
+    fs::write(d.join("lower/inc/m.h"), "").unwrap();
+    let merged = d.join("merged");
+    let h = merged.join("inc/h.h");
+    in_own_mount_namespace(|| {
+        mount_overlay(&d.join("lower"), &d.join("upper"), &d.join("work"), &merged);
+        assert!(!trusted_after(&h, || fs::write(&h, "#define V 2\n").unwrap()));
+        assert!(d.join("upper/inc/h.h").exists(), "copied up");
+        // Once up, written again; then replaced by rename in the merged view.
+        assert!(!trusted_after(&h, || fs::write(&h, "#define V 3\n").unwrap()));
+        let new = merged.join("inc/h.h.new");
+        fs::write(&new, "#define V 4\n").unwrap();
+        assert!(!trusted_after(&h, || fs::rename(&new, &h).unwrap()));
+        // A header only in the lower layer, copied up by a change of mode.
+        let m = merged.join("inc/m.h");
+        assert!(!trusted_after(&m, || {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&m, fs::Permissions::from_mode(0o600)).unwrap()
+        }));
+        unmount(&merged);
+    });
+}

@@ -1,5 +1,6 @@
-//! Lookups that missed, through the resolver over the C backend: a header
-//! later made where a search missed must change the key, armed or not.
+//! Through the resolver over the C backend: a header later made where a
+//! search missed must change the key, armed or not, and so must a header
+//! written through a name elsewhere.
 
 use super::*;
 use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
@@ -149,4 +150,27 @@ fn a_directory_named_as_the_header_replaced_by_the_header_changes_the_key() {
         assert_eq!(v, 2.0, "after {batches_before} batches: the new header");
         assert_ne!(again, key);
     }
+}
+
+#[test]
+fn a_header_written_through_a_hard_link_elsewhere_changes_the_armed_key() {
+    use crate::backend::cc::includes::memo::test_hooks::STATS;
+    let Some((dir, r)) = fixture() else {
+        return;
+    };
+    let d = dir.path();
+    fs::create_dir(d.join("elsewhere")).unwrap();
+    let alias = d.join("elsewhere/alias.h");
+    fs::hard_link(d.join("b/sub/kc_v.h"), &alias).unwrap();
+    let (key, _) = batch(d, &r);
+    for _ in 0..3 {
+        batch(d, &r);
+    }
+    let before = STATS.with(std::cell::Cell::get);
+    assert_eq!(batch(d, &r), (key, 1.0));
+    assert_eq!(STATS.with(std::cell::Cell::get), before, "armed: no stat");
+    fs::write(&alias, "#define KC_V (2.0f)\n").unwrap();
+    let (again, v) = batch(d, &r);
+    assert_eq!(v, 2.0);
+    assert_ne!(again, key);
 }
