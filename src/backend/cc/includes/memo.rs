@@ -407,6 +407,10 @@ pub(crate) fn watch_dir(path: &Path) -> Option<(PathBuf, Option<StatId>)> {
         } else {
             d
         };
+        if d == below {
+            // `.` above `.`: the working directory is gone.
+            return None;
+        }
         if let Some(id) = StatId::of(d) {
             if !id.is_dir() {
                 return Some((d.to_path_buf(), Some(id)));

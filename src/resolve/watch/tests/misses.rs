@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
+use crate::backend::cc::includes::memo::{self, StatId};
 use crate::backend::cc::CcBackend;
 use crate::backend::{Backend, Launch};
 use crate::cache::code::Capacity;
@@ -173,4 +174,13 @@ fn a_header_written_through_a_hard_link_elsewhere_changes_the_armed_key() {
     let (again, v) = batch(d, &r);
     assert_eq!(v, 2.0);
     assert_ne!(again, key);
+}
+
+#[test]
+fn a_relative_miss_rests_on_the_working_directory() {
+    let missing = Path::new("kcache-no-such-dir/x.h");
+    let (dir, id) = memo::watch_dir(missing).expect("the working directory");
+    assert_eq!(dir, Path::new("."));
+    assert_eq!(id, StatId::of(Path::new(".")));
+    assert!(memo::watch_dir(Path::new("./kcache-no-such.h")).is_some());
 }
