@@ -419,7 +419,8 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 /// before; on, a validation is armed the second time a batch re-validates it
 /// (a process that keys in one or two batches never pays for a watch), and
 /// trusted without a `stat` until a report may touch it. Turning it off drops
-/// no watch, but no armed validation is trusted from then on.
+/// no watch, but no armed validation is trusted in a keying batch begun from
+/// then on (one already under way keeps trusting what it drained).
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::SeqCst);
 }
