@@ -43,9 +43,12 @@ const HEADER: usize = 16;
 
 pub(super) struct Inotify {
     fd: OwnedFd,
-    /// `/proc/self/mountinfo`: `poll` flags it when the mount table changes,
-    /// which moves what paths resolve to without any inotify report.
+    /// The mount table of the namespace of the thread that made it:
+    /// `poll` flags it when the table changes, which moves what paths
+    /// resolve to without any inotify report.
     mounts: File,
+    /// That namespace (see [`mount_ns`]).
+    pub(super) ns: (u64, u64),
     buf: Vec<u8>,
     local: FxHashMap<u64, bool>,
 }
@@ -64,6 +67,15 @@ pub(super) fn forked_since() -> bool {
     FORKED.load(Ordering::SeqCst)
 }
 
+/// The calling thread's mount namespace. A thread may have its own
+/// (`unshare(CLONE_NEWNS)`, `setns`), and `/proc/self` shows the main
+/// thread's, so both this and the table come from `/proc/thread-self`.
+pub(super) fn mount_ns() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/thread-self/ns/mnt").ok()?;
+    Some((m.dev(), m.ino()))
+}
+
 impl Inotify {
     pub(super) fn new() -> Option<Inotify> {
         // SAFETY: `forked` is an `extern "C"` function that only stores to
@@ -79,10 +91,16 @@ impl Inotify {
         // SAFETY: `fd` was just returned open by `inotify_init1` and is owned
         // by nothing else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let mounts = File::open("/proc/self/mountinfo").ok()?;
+        let ns = mount_ns()?;
+        let mounts = File::open("/proc/thread-self/mountinfo").ok()?;
+        // Opened in the namespace it was asked for, or not used.
+        if mount_ns() != Some(ns) {
+            return None;
+        }
         Some(Inotify {
             fd,
             mounts,
+            ns,
             buf: vec![0; 64 * 1024],
             local: FxHashMap::default(),
         })

@@ -18,9 +18,11 @@
 //! * in a directory resolution walks through, any change to the entry of the
 //!   name walked (created, deleted, renamed from or to, written, attributes);
 //! * in a directory the validation holds itself (a search directory a lookup
-//!   missed in), any entry created, deleted or renamed;
+//!   missed in), or the directory where a path stops resolving (the first
+//!   name missing), any entry created, deleted or renamed;
 //! * events lost (the queue overflowed, a read failed) or the mount table
-//!   changed (`/proc/self/mountinfo` polled with the queue): everything.
+//!   changed (that of the mount namespace the watcher was made in,
+//!   `/proc/thread-self/mountinfo`, polled with the queue): everything.
 //!
 //! The queue is drained once at the start of each keying batch, under the
 //! watcher's lock, with one `poll` that returns at once when nothing is
@@ -30,19 +32,25 @@
 //! the allowlist of local ones, a watch refused, a symlink loop) is stat-ed
 //! every batch as before; so is everything where inotify is unavailable
 //! (not Linux, or `inotify_init1` fails), in a child of `fork` (which
-//! shares its parent's queue: it never reads it), or after
-//! [`set_enabled`]`(false)`.
+//! shares its parent's queue: it never reads it), in a thread whose mount
+//! namespace is not the one the watcher was made in (paths resolve to
+//! other objects there), or after [`set_enabled`]`(false)`.
 //!
-//! What no watch sees: writes through a shared writable mapping
-//! (`mmap`; inotify(7) does not report them), a process changing its own
-//! root, and changes made to an overlay's lower layer below it. Names are
-//! compared byte for byte, so in a case-folding directory on the way an
-//! entry created under another case is seen only through the watches on
-//! the objects themselves (a replaced file reports its link count, a
-//! search directory any entry created). A `stat`
-//! of a file written through a mapping would see its new modification time
-//! only if its pages were written back and faulted again, so polling does
-//! not promise that either.
+//! What no watch sees: writes through a shared writable mapping (`mmap`;
+//! inotify(7) does not report them); writes through Linux AIO
+//! (`io_submit` queues no report of its own: the change is seen only when
+//! the writer closes the file, though a `stat` would see its new times at
+//! once); a process changing its own root; a thread moving to another
+//! mount namespace after it first keyed (its namespace is asked once); and
+//! changes made to an overlay's lower layer below it. Names are compared
+//! byte for byte, so in a case-folding directory on the way an entry
+//! created under another case is seen only through the watches on the
+//! objects themselves (a replaced file reports its link count, a search
+//! directory any entry created) or, where a name is missing, by the report
+//! of any entry created in its directory. A `stat` of a file written
+//! through a mapping would see its new modification time only if its pages
+//! were written back and faulted again, so polling does not promise that
+//! either.
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -320,8 +328,14 @@ impl<F: Feed> Watcher<F> {
             let here = dir.join(&name);
             match self.step(&here, steps) {
                 Step::Uncovered => return false,
-                // Its creation shows in the directory watched above.
-                Step::Absent => return true,
+                // Its creation shows in the directory watched above, under
+                // any name: in a case-folding directory it may be made
+                // under another case, and there is no object to watch.
+                Step::Absent => {
+                    wants.pop();
+                    wants.push((dir_watch, Want::Entries));
+                    return true;
+                }
                 Step::Link(target) => {
                     links += 1;
                     if links > MAX_LINKS {
@@ -405,7 +419,8 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 /// before; on, a validation is armed the second time a batch re-validates it
 /// (a process that keys in one or two batches never pays for a watch), and
 /// trusted without a `stat` until a report may touch it. Turning it off drops
-/// no watch, but no armed validation is trusted from then on.
+/// no watch, but no armed validation is trusted in a keying batch begun from
+/// then on (one already under way keeps trusting what it drained).
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::SeqCst);
 }
@@ -419,12 +434,18 @@ type Global = Mutex<Watcher<Box<dyn Feed>>>;
 
 static GLOBAL: OnceLock<Option<Global>> = OnceLock::new();
 
+/// The mount namespace the process's watcher was made in.
+#[cfg(target_os = "linux")]
+static MADE_IN: OnceLock<(u64, u64)> = OnceLock::new();
+
 fn global() -> Option<&'static Global> {
     GLOBAL
         .get_or_init(|| {
             #[cfg(target_os = "linux")]
-            let feed: Option<Box<dyn Feed>> =
-                inotify::Inotify::new().map(|f| Box::new(f) as Box<dyn Feed>);
+            let feed: Option<Box<dyn Feed>> = inotify::Inotify::new().map(|f| {
+                let _ = MADE_IN.set(f.ns);
+                Box::new(f) as Box<dyn Feed>
+            });
             #[cfg(not(target_os = "linux"))]
             let feed: Option<Box<dyn Feed>> = None;
             feed.map(|f| Mutex::new(Watcher::new(f)))
@@ -442,6 +463,33 @@ fn usable() -> bool {
     enabled()
 }
 
+/// Whether the calling thread resolves paths in the mount namespace the
+/// process's watcher was made in (whose mount table it polls, whose
+/// objects it watches). Asked once per thread: only a thread itself moves
+/// to another namespace (`unshare`, `setns`), which the module docs list
+/// among what no watch sees once it has keyed.
+fn in_watchers_namespace() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        thread_local! {
+            static SAME: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+        }
+        let Some(made) = MADE_IN.get() else {
+            return false;
+        };
+        SAME.with(|s| match s.get() {
+            Some(same) => same,
+            None => {
+                let same = inotify::mount_ns().as_ref() == Some(made);
+                s.set(Some(same));
+                same
+            }
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    true
+}
+
 /// Drains the process's watcher, when one was started; whether validations
 /// armed before this call may be trusted on their [`Armed`] flags now.
 pub(crate) fn drain() -> bool {
@@ -451,6 +499,9 @@ pub(crate) fn drain() -> bool {
     let Some(w) = GLOBAL.get().and_then(Option::as_ref) else {
         return false;
     };
+    if !in_watchers_namespace() {
+        return false;
+    }
     w.lock().unwrap_or_else(PoisonError::into_inner).drain();
     true
 }
@@ -462,5 +513,8 @@ pub(crate) fn arm<'a>(paths: impl Iterator<Item = &'a Path>) -> Option<Armed> {
         return None;
     }
     let w = global()?;
+    if !in_watchers_namespace() {
+        return None;
+    }
     Some(w.lock().unwrap_or_else(PoisonError::into_inner).arm(paths))
 }

@@ -5,6 +5,12 @@
 use super::*;
 use std::fs;
 
+#[cfg(target_os = "linux")]
+mod attacks;
+mod batches;
+#[cfg(target_os = "linux")]
+mod misses;
+
 /// A feed whose reports the test writes.
 #[derive(Default)]
 struct Script {

@@ -253,7 +253,9 @@ pub(crate) struct Validation {
     pub entries: Vec<(PathBuf, Option<StatId>)>,
     /// Some entry was too recent to be trusted: recompute on every use.
     pub volatile: bool,
-    /// The clock when the last check began.
+    /// The clock as of which the last check knew every entry: when it
+    /// began, for fresh stats; when its batch began, for a check from the
+    /// batch's shared stats or its drain.
     checked: AtomicU64,
     /// How it is kept between batches (see the module docs).
     watch: Mutex<Kept>,
@@ -301,11 +303,16 @@ impl Validation {
         let Some(b) = batch else {
             return self.checked_by_stat(start, clock);
         };
+        // What a check from the batch's shared stats or its drain knows is
+        // as old as the batch: marked checked then, not now, or another
+        // thread's batch begun since would trust it past a change made
+        // before that batch began.
+        let known = b.start;
         let mut kept = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(armed) = kept.armed.as_ref().filter(|a| b.drained && a.holds()) {
             let ok = armed.poll.iter().all(|&i| self.entry_holds(start, i));
             if ok {
-                self.checked.fetch_max(clock, Ordering::SeqCst);
+                self.checked.fetch_max(known, Ordering::SeqCst);
             }
             return ok;
         }
@@ -326,7 +333,7 @@ impl Validation {
         }
         kept.revalidated = true;
         drop(kept);
-        self.checked_by_stat(start, clock)
+        self.checked_by_stat(start, known)
     }
 
     /// Whether entry `i` is as it was, stat-ed once per batch `start`.
@@ -382,15 +389,38 @@ pub(crate) fn now() -> u64 {
     CLOCK.load(Ordering::SeqCst)
 }
 
-/// The nearest existing directory at or above `path`'s parent: where the
-/// creation of `path` (or of a directory leading to it) shows.
+/// What a lookup of `path` that missed rests on: the nearest existing
+/// directory at or above `path`'s parent, where the creation of `path` (or
+/// of a directory leading to it) shows, with two exceptions that directory
+/// would not show. A file on the way (`path` cannot resolve through it) is
+/// recorded itself: its replacement by a directory changes its identity.
+/// The first name below that directory that is there but does not resolve
+/// (a dangling symlink, whose target's creation changes nothing in the
+/// directory), or `path` itself when it is there but is no file, is
+/// recorded with the identity it resolves to now.
 pub(crate) fn watch_dir(path: &Path) -> Option<(PathBuf, Option<StatId>)> {
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if let Some(id) = StatId::of(d) {
-            return id.is_dir().then(|| (d.to_path_buf(), Some(id)));
+    let mut below = path;
+    while let Some(d) = below.parent() {
+        // A relative path's last parent is empty: the working directory.
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        if d == below {
+            // `.` above `.`: the working directory is gone.
+            return None;
         }
-        dir = d.parent();
+        if let Some(id) = StatId::of(d) {
+            if !id.is_dir() {
+                return Some((d.to_path_buf(), Some(id)));
+            }
+            if std::fs::symlink_metadata(below).is_ok() {
+                return Some((below.to_path_buf(), StatId::of(below)));
+            }
+            return Some((d.to_path_buf(), Some(id)));
+        }
+        below = d;
     }
     None
 }
