@@ -425,9 +425,24 @@ pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::SeqCst);
 }
 
-/// Whether change notification is on (see [`set_enabled`]).
+/// Whether change notification is on: [`set_enabled`] did not turn it off,
+/// and `KCACHE_WATCH` (read once per process) is not `0`, `off`, `false` or
+/// `no`.
 pub fn enabled() -> bool {
+    static ENV: OnceLock<bool> = OnceLock::new();
     ENABLED.load(Ordering::SeqCst)
+        && *ENV.get_or_init(|| env_allows(std::env::var_os("KCACHE_WATCH").as_deref()))
+}
+
+/// Whether a `KCACHE_WATCH` of `value` leaves notification on: only the
+/// spellings of "off" turn it off, so a typo keeps the default rather than
+/// silently changing what a process trusts.
+fn env_allows(value: Option<&std::ffi::OsStr>) -> bool {
+    let off = value
+        .and_then(|v| v.to_str())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .is_some_and(|v| matches!(v.as_str(), "0" | "off" | "false" | "no"));
+    !off
 }
 
 type Global = Mutex<Watcher<Box<dyn Feed>>>;

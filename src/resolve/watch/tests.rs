@@ -11,6 +11,18 @@ mod batches;
 #[cfg(target_os = "linux")]
 mod misses;
 
+#[test]
+fn only_the_spellings_of_off_in_kcache_watch_turn_notification_off() {
+    use std::ffi::OsStr;
+    for off in ["0", "off", "OFF", "false", "no", " no "] {
+        assert!(!env_allows(Some(OsStr::new(off))), "{off:?}");
+    }
+    for on in ["1", "on", "yes", "", "0ff", "disable"] {
+        assert!(env_allows(Some(OsStr::new(on))), "{on:?}");
+    }
+    assert!(env_allows(None));
+}
+
 /// A feed whose reports the test writes.
 #[derive(Default)]
 struct Script {
