@@ -505,9 +505,28 @@ fn in_watchers_namespace() -> bool {
     true
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The watcher this thread's batches drain and arm with instead of the
+    /// process's, in tests: a scripted feed reports only what the test
+    /// queues, as a writer the kernel does not report would.
+    pub(crate) static SCRIPTED: std::cell::RefCell<Option<Watcher<Box<dyn Feed>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on this thread's scripted watcher; `None` when there is none.
+#[cfg(test)]
+fn on_scripted<R>(f: impl FnOnce(&mut Watcher<Box<dyn Feed>>) -> R) -> Option<R> {
+    SCRIPTED.with(|s| s.borrow_mut().as_mut().map(f))
+}
+
 /// Drains the process's watcher, when one was started; whether validations
 /// armed before this call may be trusted on their [`Armed`] flags now.
 pub(crate) fn drain() -> bool {
+    #[cfg(test)]
+    if on_scripted(Watcher::drain).is_some() {
+        return true;
+    }
     if !usable() {
         return false;
     }
@@ -524,6 +543,10 @@ pub(crate) fn drain() -> bool {
 /// Arms a validation over `paths` with the process's watcher (started on
 /// first use); `None` when notification is off or unavailable.
 pub(crate) fn arm<'a>(paths: impl Iterator<Item = &'a Path>) -> Option<Armed> {
+    #[cfg(test)]
+    if SCRIPTED.with(|s| s.borrow().is_some()) {
+        return on_scripted(|w| w.arm(paths));
+    }
     if !usable() {
         return None;
     }
