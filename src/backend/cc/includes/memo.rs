@@ -28,10 +28,22 @@
 //! The second time a batch re-validates a validation, it is *armed* with
 //! [`crate::resolve::watch`] instead (every object its paths resolve
 //! through is watched, then every entry is stat-ed afresh, past the batch's
-//! shared stats): from then on a batch trusts it without a stat until a
-//! change report may touch it (see that module for the trust rule), and
-//! stats only the paths no watch covers. A report re-arms it; one that was
+//! shared stats): from then on a batch trusts it without a stat (but see
+//! below for the bound in time) until a change report may touch it (see
+//! that module for the trust rule), and stats only the paths no watch
+//! covers. A report re-arms it; one that was
 //! armed [`MAX_ARMS`] times is re-validated by stat from then on.
+//!
+//! Trust in a watch is bounded in time, for the writers no watch sees (a
+//! Linux AIO write before its writer closes the file, and the others that
+//! module lists): once the last check that stat-ed every entry (its arming,
+//! or one of these) began [`TRUST_FOR`] or longer before the batch did (on
+//! a monotonic wall clock read as the batch begins), the batch stats every
+//! entry again, from its shared stats as polling does. When that holds the
+//! validation stays armed, trusted without a stat for another
+//! [`TRUST_FOR`]; when it does not, it does not hold, as after any failed
+//! check. In tests the wall clock stands still unless a test advances it
+//! (`test_hooks::advance`), so no slow machine crosses the bound.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
