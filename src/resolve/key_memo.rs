@@ -28,7 +28,8 @@
 //! validations with [`super::watch`] (inotify on Linux) the second time a
 //! batch re-validates it: every file and every directory on the way to it
 //! is watched, *then* everything is stat-ed afresh as before, and from then
-//! on the validation holds without a stat until the watcher reports
+//! on the validation holds without a stat (but one full check a second,
+//! for writers no watch sees) until the watcher reports
 //! anything that may touch it (the file written, closed after writing, its
 //! attributes or times set, moved or deleted; an entry on its path created,
 //! deleted or renamed; a report lost; the mount table changed). The queue

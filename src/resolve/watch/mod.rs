@@ -10,8 +10,9 @@
 //! through, each symlink's directory, and the file or directory itself, all
 //! without following a symlink), and only then is the validation checked by
 //! `stat`, as without notification. From then on it is trusted without a
-//! `stat` for as long as its flag holds, which it stops doing for good
-//! at the first report that may touch it:
+//! `stat` for as long as its flag holds (and for at most a second past its
+//! last full `stat` check: see below), which it stops doing for good at
+//! the first report that may touch it:
 //!
 //! * any change to a watched object itself (written, closed after writing,
 //!   its attributes or times changed, moved, deleted, its watch dropped);
@@ -42,7 +43,12 @@
 //! the writer closes the file, though a `stat` would see its new times at
 //! once); a process changing its own root; a thread moving to another
 //! mount namespace after it first keyed (its namespace is asked once); and
-//! changes made to an overlay's lower layer below it. Names are compared
+//! changes made to an overlay's lower layer below it. So that each of these
+//! but the mapping's writes (which a `stat` may miss too, see below) is
+//! stale for about a second at most, not for the life of the process,
+//! the keying batches bound the trust in time: a validation whose last full
+//! `stat` check is a second old is stat-ed in full again, staying armed
+//! when it holds (see `cc::includes::memo`). Names are compared
 //! byte for byte, so in a case-folding directory on the way an entry
 //! created under another case is seen only through the watches on the
 //! objects themselves (a replaced file reports its link count, a search
@@ -418,7 +424,8 @@ static ENABLED: AtomicBool = AtomicBool::new(true);
 /// every memoized key is re-validated by `stat` once per keying batch, as
 /// before; on, a validation is armed the second time a batch re-validates it
 /// (a process that keys in one or two batches never pays for a watch), and
-/// trusted without a `stat` until a report may touch it. Turning it off drops
+/// trusted without a `stat` (but one full check a second, for writers no
+/// watch sees) until a report may touch it. Turning it off drops
 /// no watch, but no armed validation is trusted in a keying batch begun from
 /// then on (one already under way keeps trusting what it drained).
 pub fn set_enabled(on: bool) {
@@ -505,9 +512,28 @@ fn in_watchers_namespace() -> bool {
     true
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The watcher this thread's batches drain and arm with instead of the
+    /// process's, in tests: a scripted feed reports only what the test
+    /// queues, as a writer the kernel does not report would.
+    pub(crate) static SCRIPTED: std::cell::RefCell<Option<Watcher<Box<dyn Feed>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on this thread's scripted watcher; `None` when there is none.
+#[cfg(test)]
+fn on_scripted<R>(f: impl FnOnce(&mut Watcher<Box<dyn Feed>>) -> R) -> Option<R> {
+    SCRIPTED.with(|s| s.borrow_mut().as_mut().map(f))
+}
+
 /// Drains the process's watcher, when one was started; whether validations
 /// armed before this call may be trusted on their [`Armed`] flags now.
 pub(crate) fn drain() -> bool {
+    #[cfg(test)]
+    if on_scripted(Watcher::drain).is_some() {
+        return true;
+    }
     if !usable() {
         return false;
     }
@@ -524,6 +550,10 @@ pub(crate) fn drain() -> bool {
 /// Arms a validation over `paths` with the process's watcher (started on
 /// first use); `None` when notification is off or unavailable.
 pub(crate) fn arm<'a>(paths: impl Iterator<Item = &'a Path>) -> Option<Armed> {
+    #[cfg(test)]
+    if SCRIPTED.with(|s| s.borrow().is_some()) {
+        return on_scripted(|w| w.arm(paths));
+    }
     if !usable() {
         return None;
     }

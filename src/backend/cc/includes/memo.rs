@@ -28,10 +28,22 @@
 //! The second time a batch re-validates a validation, it is *armed* with
 //! [`crate::resolve::watch`] instead (every object its paths resolve
 //! through is watched, then every entry is stat-ed afresh, past the batch's
-//! shared stats): from then on a batch trusts it without a stat until a
-//! change report may touch it (see that module for the trust rule), and
-//! stats only the paths no watch covers. A report re-arms it; one that was
+//! shared stats): from then on a batch trusts it without a stat (but see
+//! below for the bound in time) until a change report may touch it (see
+//! that module for the trust rule), and stats only the paths no watch
+//! covers. A report re-arms it; one that was
 //! armed [`MAX_ARMS`] times is re-validated by stat from then on.
+//!
+//! Trust in a watch is bounded in time, for the writers no watch sees (a
+//! Linux AIO write before its writer closes the file, and the others that
+//! module lists): once the last check that stat-ed every entry (its arming,
+//! or one of these) began [`TRUST_FOR`] or longer before the batch did (on
+//! a monotonic wall clock read as the batch begins), the batch stats every
+//! entry again, from its shared stats as polling does. When that holds the
+//! validation stays armed, trusted without a stat for another
+//! [`TRUST_FOR`]; when it does not, it does not hold, as after any failed
+//! check. In tests the wall clock stands still unless a test advances it
+//! (`test_hooks::advance`), so no slow machine crosses the bound.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -56,6 +68,16 @@ pub(crate) mod test_hooks {
         /// needs not wait it out (it must then change what it changes
         /// visibly to a stat: another size or inode).
         pub(crate) static ALL_OLD: Cell<bool> = const { Cell::new(false) };
+        /// The wall clock batches begun on this thread read: frozen unless a
+        /// test advances it, so no slow machine crosses [`super::TRUST_FOR`]
+        /// in a test that asserts an armed batch takes no stat.
+        pub(crate) static WALL: Cell<std::time::Duration> =
+            const { Cell::new(std::time::Duration::ZERO) };
+    }
+
+    /// Advances this thread's wall clock by `by`.
+    pub(crate) fn advance(by: std::time::Duration) {
+        WALL.with(|w| w.set(w.get() + by));
     }
 }
 
@@ -213,12 +235,29 @@ pub(crate) fn read(path: &Path) -> std::io::Result<(Arc<FileInfo>, StatId)> {
 /// The clock batches and validations are ordered by.
 static CLOCK: AtomicU64 = AtomicU64::new(1);
 
-/// This thread's keying batch: when it began, and whether the change
-/// reports were drained after it began.
+/// This thread's keying batch: when it began (on the batch clock and the
+/// wall clock), and whether the change reports were drained after it began.
 #[derive(Clone, Copy)]
 struct Batch {
     start: u64,
+    wall: Duration,
     drained: bool,
+}
+
+/// How long an armed validation is trusted past its last full stat check
+/// (see the module docs).
+const TRUST_FOR: Duration = Duration::from_secs(1);
+
+/// Wall-clock time since the process first asked, monotonic.
+#[cfg(not(test))]
+fn wall() -> Duration {
+    static BASE: OnceLock<std::time::Instant> = OnceLock::new();
+    BASE.get_or_init(std::time::Instant::now).elapsed()
+}
+
+#[cfg(test)]
+fn wall() -> Duration {
+    test_hooks::WALL.with(Cell::get)
 }
 
 thread_local! {
@@ -231,10 +270,17 @@ const MAX_ARMS: u8 = 8;
 /// Runs `f` as one keying batch (see the module docs).
 pub(crate) fn batch<R>(f: impl FnOnce() -> R) -> R {
     let start = CLOCK.fetch_add(1, Ordering::SeqCst) + 1;
+    let wall = wall();
     // After the clock: a validation armed before this drain was armed
     // before the batch began, and any report on it is applied now.
     let drained = crate::resolve::watch::drain();
-    let outer = BATCH.with(|b| b.replace(Some(Batch { start, drained })));
+    let outer = BATCH.with(|b| {
+        b.replace(Some(Batch {
+            start,
+            wall,
+            drained,
+        }))
+    });
     struct Restore(Option<Batch>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -269,6 +315,9 @@ struct Kept {
     /// Armed: trusted on its flag, its uncovered paths stat-ed.
     armed: Option<crate::resolve::watch::Armed>,
     arms: u8,
+    /// The wall clock at the start of the batch whose stats last checked
+    /// every entry of an armed validation.
+    stat_at: Duration,
 }
 
 impl Validation {
@@ -310,6 +359,16 @@ impl Validation {
         let known = b.start;
         let mut kept = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(armed) = kept.armed.as_ref().filter(|a| b.drained && a.holds()) {
+            // What no watch reports (an AIO write, say) is stale for at most
+            // about this long: the whole validation is stat-ed, and stays
+            // armed when it holds.
+            if b.wall.saturating_sub(kept.stat_at) >= TRUST_FOR {
+                let ok = self.checked_by_stat(start, known);
+                if ok {
+                    kept.stat_at = b.wall;
+                }
+                return ok;
+            }
             let ok = armed.poll.iter().all(|&i| self.entry_holds(start, i));
             if ok {
                 self.checked.fetch_max(known, Ordering::SeqCst);
@@ -326,6 +385,7 @@ impl Validation {
                 let ok = (0..self.entries.len()).all(|i| self.entry_holds(None, i));
                 if ok {
                     kept.armed = Some(armed);
+                    kept.stat_at = b.wall;
                     self.checked.fetch_max(clock, Ordering::SeqCst);
                 }
                 return ok;
