@@ -64,48 +64,54 @@ fn batch(dir: &Path, r: &Resolver<CcBackend>) -> (Digest, f32) {
     (k.key, launch.buffers[0][0])
 }
 
-#[test]
-fn a_header_made_where_a_file_stood_on_an_earlier_search_path_changes_the_key() {
-    // `a/sub` is a file, so `a/sub/kc_v.h` cannot resolve; it becomes a
-    // directory holding the header, which then comes first.
+/// `before` makes the search miss (or not find the header yet); after one
+/// batch (the key polled) and after five (armed), `make` makes a header
+/// `#define KC_V (2.0f)` that now comes first: the next batch must run it,
+/// under another key.
+fn a_header_made_later_changes_the_key(before: impl Fn(&Path), make: impl Fn(&Path)) {
     for batches_before in [1, 5] {
         let Some((dir, r)) = fixture() else {
             return;
         };
         let d = dir.path();
-        fs::write(d.join("a/sub"), "not a directory").unwrap();
+        before(d);
         let (key, v) = batch(d, &r);
         assert_eq!(v, 1.0);
         for _ in 1..batches_before {
             assert_eq!(batch(d, &r), (key, 1.0));
         }
-        fs::remove_file(d.join("a/sub")).unwrap();
-        fs::create_dir(d.join("a/sub")).unwrap();
-        fs::write(d.join("a/sub/kc_v.h"), "#define KC_V (2.0f)\n").unwrap();
+        make(d);
         let (again, v) = batch(d, &r);
         assert_eq!(v, 2.0, "after {batches_before} batches: the new header");
         assert_ne!(again, key);
     }
 }
 
+const NEW_HEADER: &str = "#define KC_V (2.0f)\n";
+
+#[test]
+fn a_header_made_where_a_file_stood_on_an_earlier_search_path_changes_the_key() {
+    // `a/sub` is a file, so `a/sub/kc_v.h` cannot resolve; it becomes a
+    // directory holding the header, which then comes first.
+    a_header_made_later_changes_the_key(
+        |d| fs::write(d.join("a/sub"), "not a directory").unwrap(),
+        |d| {
+            fs::remove_file(d.join("a/sub")).unwrap();
+            fs::create_dir(d.join("a/sub")).unwrap();
+            fs::write(d.join("a/sub/kc_v.h"), NEW_HEADER).unwrap();
+        },
+    );
+}
+
 #[test]
 fn a_header_made_in_a_directory_missing_on_an_earlier_search_path_changes_the_key() {
-    for batches_before in [1, 5] {
-        let Some((dir, r)) = fixture() else {
-            return;
-        };
-        let d = dir.path();
-        let (key, v) = batch(d, &r);
-        assert_eq!(v, 1.0);
-        for _ in 1..batches_before {
-            assert_eq!(batch(d, &r), (key, 1.0));
-        }
-        fs::create_dir(d.join("a/sub")).unwrap();
-        fs::write(d.join("a/sub/kc_v.h"), "#define KC_V (2.0f)\n").unwrap();
-        let (again, v) = batch(d, &r);
-        assert_eq!(v, 2.0, "after {batches_before} batches: the new header");
-        assert_ne!(again, key);
-    }
+    a_header_made_later_changes_the_key(
+        |_| {},
+        |d| {
+            fs::create_dir(d.join("a/sub")).unwrap();
+            fs::write(d.join("a/sub/kc_v.h"), NEW_HEADER).unwrap();
+        },
+    );
 }
 
 #[test]
@@ -113,44 +119,24 @@ fn a_header_made_behind_a_dangling_symlink_on_an_earlier_search_path_changes_the
     // `a/sub -> ../b/late/sub` resolves to nothing; making
     // `b/late/sub/kc_v.h` changes nothing in `a` (nor in the source
     // directory), only what the link resolves to.
-    for batches_before in [1, 5] {
-        let Some((dir, r)) = fixture() else {
-            return;
-        };
-        let d = dir.path();
-        std::os::unix::fs::symlink("../b/late/sub", d.join("a/sub")).unwrap();
-        let (key, v) = batch(d, &r);
-        assert_eq!(v, 1.0);
-        for _ in 1..batches_before {
-            assert_eq!(batch(d, &r), (key, 1.0));
-        }
-        fs::create_dir_all(d.join("b/late/sub")).unwrap();
-        fs::write(d.join("b/late/sub/kc_v.h"), "#define KC_V (2.0f)\n").unwrap();
-        let (again, v) = batch(d, &r);
-        assert_eq!(v, 2.0, "after {batches_before} batches: the new header");
-        assert_ne!(again, key);
-    }
+    a_header_made_later_changes_the_key(
+        |d| std::os::unix::fs::symlink("../b/late/sub", d.join("a/sub")).unwrap(),
+        |d| {
+            fs::create_dir_all(d.join("b/late/sub")).unwrap();
+            fs::write(d.join("b/late/sub/kc_v.h"), NEW_HEADER).unwrap();
+        },
+    );
 }
 
 #[test]
 fn a_directory_named_as_the_header_replaced_by_the_header_changes_the_key() {
-    for batches_before in [1, 5] {
-        let Some((dir, r)) = fixture() else {
-            return;
-        };
-        let d = dir.path();
-        fs::create_dir_all(d.join("a/sub/kc_v.h")).unwrap();
-        let (key, v) = batch(d, &r);
-        assert_eq!(v, 1.0);
-        for _ in 1..batches_before {
-            assert_eq!(batch(d, &r), (key, 1.0));
-        }
-        fs::remove_dir(d.join("a/sub/kc_v.h")).unwrap();
-        fs::write(d.join("a/sub/kc_v.h"), "#define KC_V (2.0f)\n").unwrap();
-        let (again, v) = batch(d, &r);
-        assert_eq!(v, 2.0, "after {batches_before} batches: the new header");
-        assert_ne!(again, key);
-    }
+    a_header_made_later_changes_the_key(
+        |d| fs::create_dir_all(d.join("a/sub/kc_v.h")).unwrap(),
+        |d| {
+            fs::remove_dir(d.join("a/sub/kc_v.h")).unwrap();
+            fs::write(d.join("a/sub/kc_v.h"), NEW_HEADER).unwrap();
+        },
+    );
 }
 
 #[test]
@@ -170,7 +156,7 @@ fn a_header_written_through_a_hard_link_elsewhere_changes_the_armed_key() {
     let before = STATS.with(std::cell::Cell::get);
     assert_eq!(batch(d, &r), (key, 1.0));
     assert_eq!(STATS.with(std::cell::Cell::get), before, "armed: no stat");
-    fs::write(&alias, "#define KC_V (2.0f)\n").unwrap();
+    fs::write(&alias, NEW_HEADER).unwrap();
     let (again, v) = batch(d, &r);
     assert_eq!(v, 2.0);
     assert_ne!(again, key);
