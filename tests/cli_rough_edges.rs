@@ -1,6 +1,8 @@
 //! The command line's rough edges that a newcomer hit in the first minutes
 //! (issue 13), one test each, named after the edge.
 
+mod cli_support;
+use cli_support::have_cc;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -41,18 +43,6 @@ fn json(out: &Output) -> serde_json::Value {
 
 fn required(backend: &str) -> bool {
     std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == backend))
-}
-
-fn have_cc() -> bool {
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(ok || !required("cc"), "cc is required here, and none runs");
-    if !ok {
-        eprintln!("skipped: no C compiler");
-    }
-    ok
 }
 
 /// Whether `kcache backends` says `backend` is available here.

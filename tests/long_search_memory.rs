@@ -18,6 +18,8 @@
 //! issue was kcache's: handles, loaded objects and their bytes, never the
 //! compiler's).
 
+mod cli_support;
+use cli_support::have_cc;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -34,22 +36,6 @@ const CHILD_ENV: &str = "KCACHE_LONG_SEARCH_CHILD";
 
 fn required() -> bool {
     std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"))
-}
-
-fn have_cc() -> bool {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let ok = Command::new(cc)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok || !required(),
-        "cc is required here, and no C compiler runs"
-    );
-    if !ok {
-        eprintln!("skipping: no C compiler");
-    }
-    ok
 }
 
 /// Resident bytes now.

@@ -4,25 +4,12 @@
 
 mod cli_support;
 use cli_support::compile_command;
+use cli_support::have_cc;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn have_cc() -> bool {
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required =
-        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(
-        ok || !required,
-        "cc is required here, and no C compiler runs"
-    );
-    ok
-}
 
 /// A tmpfs of `size` mounted for the test's lifetime.
 struct Tmpfs {

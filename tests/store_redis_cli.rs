@@ -8,6 +8,8 @@
 //! script whose first compile says so on a FIFO and then blocks on another,
 //! and a waiting process is known to wait by its debug log line.
 
+mod cli_support;
+use cli_support::have_cc;
 #[path = "store_redis_support/mod.rs"]
 mod redis_support;
 
@@ -19,23 +21,6 @@ use gated_cc::{Gated, Running};
 use redis_support::{RedisCluster, RedisServer};
 
 const KERNELS: usize = 6;
-
-fn have_cc() -> bool {
-    let ok = Command::new("cc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required =
-        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(
-        ok || !required,
-        "cc is required here, and no C compiler runs"
-    );
-    if !ok {
-        eprintln!("skipped: no C compiler");
-    }
-    ok
-}
 
 /// The gated compiler's scratch directory, and the Redis it shares.
 struct Bench {

@@ -5,6 +5,7 @@
 
 mod cli_support;
 use cli_support::compile_command;
+use cli_support::have_cc;
 use std::ffi::CString;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -16,23 +17,6 @@ use std::time::{Duration, Instant};
 
 use kcache::resolve::stored::entry_key;
 use kcache::store::{FileStore, Store};
-
-fn have_cc() -> bool {
-    let ok = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required =
-        std::env::var("KCACHE_TEST_REQUIRE").is_ok_and(|l| l.split(',').any(|w| w.trim() == "cc"));
-    assert!(
-        ok || !required,
-        "cc is required here, and no C compiler runs"
-    );
-    if !ok {
-        eprintln!("skipped: no C compiler");
-    }
-    ok
-}
 
 const KINDS: [&str; 2] = ["file", "sqlite"];
 
