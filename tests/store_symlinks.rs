@@ -138,6 +138,52 @@ fn a_symlinked_tmp_or_entries_directory_refuses_the_store() {
 }
 
 #[test]
+fn an_entries_directory_swapped_for_a_symlink_after_open_is_never_read_through() {
+    let t = tempfile::tempdir().unwrap();
+    let s = FileStore::open(t.path()).unwrap();
+    s.put(b"kept", b"from the directory held").unwrap();
+    let entries = t.path().join("v1/entries");
+    fs::rename(&entries, t.path().join("moved")).unwrap();
+    // Valid entries, written by a store of their own, in a directory outside
+    // this one, and a symlink to it where `entries/` was.
+    let decoy = t.path().join("decoy");
+    FileStore::open(&decoy)
+        .unwrap()
+        .put(b"planted", b"decoy")
+        .unwrap();
+    symlink(decoy.join("v1/entries"), &entries).unwrap();
+    // Reads stay in the directory held, whose entries are verified as ever.
+    assert_eq!(
+        s.get(b"kept").unwrap().as_deref(),
+        Some(&b"from the directory held"[..])
+    );
+    assert_eq!(s.get(b"planted").unwrap(), None);
+    // A write through the symlink is refused, and the symlink never held.
+    assert!(s.put(b"new", b"x").is_err());
+    assert_eq!(s.get(b"planted").unwrap(), None);
+    assert_eq!(s.get(b"new").unwrap(), None);
+}
+
+#[test]
+fn a_store_whose_entries_directory_was_replaced_reads_what_it_writes() {
+    let t = tempfile::tempdir().unwrap();
+    let s = FileStore::open(t.path()).unwrap();
+    s.put(b"a", b"1").unwrap();
+    let entries = t.path().join("v1/entries");
+    fs::rename(&entries, t.path().join("gone")).unwrap();
+    // Another process makes the directory again, and writes to it.
+    FileStore::open(t.path()).unwrap().put(b"b", b"2").unwrap();
+    // Until this store writes, it reads the directory it holds.
+    assert_eq!(s.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(s.get(b"b").unwrap(), None);
+    // Its write lands in the new directory, and its reads follow.
+    s.put(b"c", b"3").unwrap();
+    assert_eq!(s.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(s.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    assert_eq!(s.get(b"a").unwrap(), None);
+}
+
+#[test]
 fn a_symlinked_layout_directory_refuses_the_store() {
     let v = Victim::new();
     let t = tempfile::tempdir().unwrap();

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,7 +25,17 @@ pub trait FsIo: Send + Sync + fmt::Debug {
     /// system allows, without updating its access time (the store stamps
     /// access times itself, and `verify` or `ls` must not reorder the LRU).
     fn open_read(&self, path: &Path) -> io::Result<File> {
-        open_read_noatime(path)
+        open_read_noatime(|flags| nofollow::open(path, flags, 0))
+    }
+
+    /// Opens an entry for reading as [`FsIo::open_read`] does, by its name
+    /// `rel` beneath the directory `dir` the store holds open (its
+    /// `entries/`): nothing outside `dir` is reached and no symlink is
+    /// followed. `path` is the same entry's absolute path; a layer that
+    /// disturbs [`FsIo::open_read`] can open that instead.
+    fn open_read_beneath(&self, dir: &File, rel: &Path, path: &Path) -> io::Result<File> {
+        let _ = path;
+        open_read_noatime(|flags| nofollow::open_beneath(dir, rel, flags))
     }
 
     /// Sets `file`'s access time, leaving its modification time alone.
@@ -106,17 +116,19 @@ const O_NOATIME: i32 = libc::O_NOATIME;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 const O_NOATIME: i32 = 0;
 
-fn open_read_noatime(path: &Path) -> io::Result<File> {
+/// Opens with `open` (given the flags), without blocking and, where
+/// allowed, without updating the access time.
+fn open_read_noatime(open: impl Fn(libc::c_int) -> io::Result<OwnedFd>) -> io::Result<File> {
     let flags = libc::O_RDONLY | libc::O_NONBLOCK;
     if O_NOATIME != 0 && NOATIME_ALLOWED.load(Ordering::Relaxed) {
-        match nofollow::open(path, flags | O_NOATIME, 0) {
+        match open(flags | O_NOATIME) {
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
                 NOATIME_ALLOWED.store(false, Ordering::Relaxed);
             }
             r => return r.map(File::from),
         }
     }
-    nofollow::open(path, flags, 0).map(File::from)
+    open(flags).map(File::from)
 }
 
 fn futimens_atime(file: &File, atime: SystemTime) -> io::Result<()> {

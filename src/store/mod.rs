@@ -80,6 +80,14 @@
 //!   directory. A planted symlink is a miss, a refusal or removed (the link,
 //!   never what it points to); `verify`, `clear` and `prune` never touch
 //!   anything outside the root.
+//! * A read opens its entry beneath `entries/`, held open since the store was
+//!   opened (and checked as the root is: the current user's directory, no
+//!   one else's to write, reached without a symlink), with
+//!   `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`:
+//!   two names to look up, not the whole path. Should `entries/` be moved or
+//!   replaced, the process reads the directory it holds (entries verified as
+//!   ever, a symlink put in its place never followed) until its next write,
+//!   which holds whatever directory is then at the path.
 //! * Nothing blocks on open: entries and the state file are opened
 //!   `O_NONBLOCK` and checked with `fstat`; the SQLite database and its side
 //!   files must be regular files before SQLite opens them.

@@ -48,46 +48,117 @@ static OPENAT2: AtomicBool = AtomicBool::new(true);
 pub(crate) fn open(path: &Path, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
     let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW;
     #[cfg(target_os = "linux")]
-    if OPENAT2.load(Ordering::Relaxed) {
-        let c = cstring(path.as_os_str().as_bytes())?;
-        // SAFETY: an all-zero open_how is valid (no flags, no resolve bits).
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = flags as u64;
-        how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 {
-            u64::from(mode)
-        } else {
-            0
-        };
-        how.resolve = libc::RESOLVE_NO_SYMLINKS;
-        // SAFETY: `c` is a NUL-terminated path and `how` a valid open_how
-        // of the size passed, both alive for the call.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                libc::AT_FDCWD,
-                c.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if rc >= 0 {
-            return Ok(owned(rc as libc::c_int));
-        }
-        let e = io::Error::last_os_error();
-        // A sandbox refuses an unknown call with ENOSYS or EPERM; EPERM is
-        // also what O_NOATIME on another user's file gets, which the caller
-        // handles.
-        let refused = match e.raw_os_error() {
-            Some(libc::ENOSYS | libc::E2BIG) => true,
-            Some(libc::EPERM) => flags & libc::O_NOATIME == 0,
-            _ => false,
-        };
-        if !refused {
-            return Err(e);
-        }
-        OPENAT2.store(false, Ordering::Relaxed);
+    if let Some(r) = openat2(libc::AT_FDCWD, path, flags, mode, libc::RESOLVE_NO_SYMLINKS) {
+        return r;
     }
     walk(path, flags, mode)
+}
+
+/// Opens `rel` beneath the directory `dir` (a descriptor held open, so no
+/// path walk from `/`): `rel` is plain names only, and no component, the last
+/// one included, may be a symlink (`ELOOP`, or `ENOTDIR` where a directory
+/// was wanted); nothing outside `dir` is ever reached.
+pub(crate) fn open_beneath(
+    dir: &impl AsRawFd,
+    rel: &Path,
+    flags: libc::c_int,
+) -> io::Result<OwnedFd> {
+    if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a path beneath a store directory is plain names",
+        ));
+    }
+    let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    #[cfg(target_os = "linux")]
+    if let Some(r) = openat2(
+        dir.as_raw_fd(),
+        rel,
+        flags,
+        0,
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS,
+    ) {
+        return r;
+    }
+    walk_beneath(dir, rel, flags)
+}
+
+/// [`open_beneath`] one name at a time from `dir`, as [`walk`] does from `/`.
+fn walk_beneath(dir: &impl AsRawFd, rel: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let (parent, name) = split(rel)?;
+    let mut at: Option<OwnedFd> = None;
+    for comp in parent.iter().flat_map(|p| p.components()) {
+        let c = cstring(comp.as_os_str().as_bytes())?;
+        let at_fd = at.as_ref().map_or(dir.as_raw_fd(), AsRawFd::as_raw_fd);
+        // SAFETY: as in `walk`.
+        let fd = unsafe {
+            libc::openat(
+                at_fd,
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        at = Some(check(fd).map(owned)?);
+    }
+    let at_fd = at.as_ref().map_or(dir.as_raw_fd(), AsRawFd::as_raw_fd);
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    check(unsafe { libc::openat(at_fd, name.as_ptr(), flags) }).map(owned)
+}
+
+/// `openat2(at, path)` with `resolve`; `None` (and `openat2` off for the
+/// rest of the process) where the system refuses the call.
+#[cfg(target_os = "linux")]
+fn openat2(
+    at: libc::c_int,
+    path: &Path,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+    resolve: u64,
+) -> Option<io::Result<OwnedFd>> {
+    if !OPENAT2.load(Ordering::Relaxed) {
+        return None;
+    }
+    let c = match cstring(path.as_os_str().as_bytes()) {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    // SAFETY: an all-zero open_how is valid (no flags, no resolve bits).
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.mode = if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 {
+        u64::from(mode)
+    } else {
+        0
+    };
+    how.resolve = resolve;
+    // SAFETY: `c` is a NUL-terminated path and `how` a valid open_how of the
+    // size passed, both alive for the call; `at` is a directory descriptor
+    // or AT_FDCWD.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            at,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if rc >= 0 {
+        return Some(Ok(owned(rc as libc::c_int)));
+    }
+    let e = io::Error::last_os_error();
+    // A sandbox refuses an unknown call with ENOSYS or EPERM; EPERM is also
+    // what O_NOATIME on another user's file gets, which the caller handles.
+    let refused = match e.raw_os_error() {
+        Some(libc::ENOSYS | libc::E2BIG) => true,
+        Some(libc::EPERM) => flags & libc::O_NOATIME == 0,
+        _ => false,
+    };
+    if !refused {
+        return Some(Err(e));
+    }
+    OPENAT2.store(false, Ordering::Relaxed);
+    None
 }
 
 /// [`open`] one directory at a time.
@@ -347,6 +418,40 @@ mod tests {
         let e = walk(&link, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
         walk(&real.join("f"), libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap();
+    }
+
+    #[test]
+    fn nothing_beneath_a_held_directory_is_followed_or_left() {
+        let t = tempfile::tempdir().unwrap();
+        let held = t.path().join("held");
+        fs::create_dir_all(held.join("aa")).unwrap();
+        fs::write(held.join("aa/f"), b"x").unwrap();
+        fs::write(t.path().join("outside"), b"y").unwrap();
+        symlink(t.path().join("outside"), held.join("aa/link")).unwrap();
+        symlink(held.join("aa"), held.join("bb")).unwrap();
+        let dir = open(&held, libc::O_PATH | libc::O_DIRECTORY, 0).unwrap();
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        for walked in [false, true] {
+            let at = |rel: &str| {
+                let rel = Path::new(rel);
+                if walked {
+                    walk_beneath(&dir, rel, flags)
+                } else {
+                    open_beneath(&dir, rel, flags)
+                }
+            };
+            at("aa/f").unwrap();
+            let errno = |rel: &str| at(rel).unwrap_err().raw_os_error();
+            assert_eq!(errno("aa/link"), Some(libc::ELOOP), "walked: {walked}");
+            assert!(
+                matches!(errno("bb/f"), Some(libc::ELOOP | libc::ENOTDIR)),
+                "walked: {walked}"
+            );
+        }
+        for rel in ["../outside", "aa/../../outside", "/etc/passwd"] {
+            let e = open_beneath(&dir, Path::new(rel), flags).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{rel}");
+        }
     }
 
     #[test]

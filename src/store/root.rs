@@ -86,6 +86,26 @@ fn create_private(dir: &Path) -> io::Result<bool> {
     }
 }
 
+/// A descriptor of the directory at `path`, to open entries beneath: reached
+/// without a symlink in any component, a directory, owned by the current
+/// user and writable by no one else (what [`prepare_root`] asks of the
+/// root). Anything else is an error, and the store opens by path instead.
+pub(crate) fn hold_private_dir(path: &Path) -> io::Result<fs::File> {
+    let dir = fs::File::from(super::nofollow::open(
+        path,
+        libc::O_PATH | libc::O_DIRECTORY,
+        0,
+    )?);
+    let meta = dir.metadata()?;
+    if !meta.is_dir() || meta.uid() != euid() || meta.mode() & 0o022 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "not a private directory of the current user",
+        ));
+    }
+    Ok(dir)
+}
+
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }

@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(crate) mod read;
@@ -18,7 +18,8 @@ mod remove;
 use super::entry::{self, Damage, Header, HEADER_LEN};
 use super::fsio::{FsIo, RealFs};
 use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
-use super::root::prepare_root;
+use super::nofollow;
+use super::root::{hold_private_dir, prepare_root};
 use super::state::SharedState;
 use super::{
     counted::CountedStore, key_to_hex, Clock, CorruptEntry, Counters, EntryInfo, PruneReport,
@@ -66,6 +67,11 @@ pub struct FileStore {
     root: PathBuf,
     v1: PathBuf,
     entries: PathBuf,
+    /// `entries/`, held open so that a read looks up two names beneath it
+    /// rather than the whole path from `/`; `None` where it cannot be held
+    /// safely (then entries are opened by path). See
+    /// [`FileStore::follow_entries_dir`].
+    entries_dir: RwLock<Option<File>>,
     tmp: PathBuf,
     opts: FileStoreOptions,
     counters: Counters,
@@ -167,10 +173,12 @@ impl FileStore {
         }
         let state = SharedState::open(&v1.join("state"));
         let leases = LockDir::new(v1.join(LEASES_DIR));
+        let entries_dir = RwLock::new(hold_private_dir(&entries).ok());
         let store = FileStore {
             root,
             v1,
             entries,
+            entries_dir,
             tmp,
             opts,
             counters: Counters::default(),
@@ -202,10 +210,50 @@ impl FileStore {
 
     /// The path of `key`'s entry file (whether or not it exists).
     pub fn entry_path(&self, key: &[u8]) -> PathBuf {
-        let hex = entry::name_digest(key).to_hex();
-        let mut p = self.entries.join(&hex[..2]);
-        p.push(&hex[2..]);
-        p
+        self.entries.join(entry_name(key))
+    }
+
+    /// Opens `key`'s entry file for reading: beneath the held `entries/`
+    /// when there is one, else by path. Answers its path too.
+    pub(super) fn open_entry(&self, key: &[u8]) -> (PathBuf, io::Result<File>) {
+        let io = &*self.opts.io;
+        let rel = entry_name(key);
+        let path = self.entries.join(&rel);
+        let held = self
+            .entries_dir
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let file = match &*held {
+            Some(dir) => io.open_read_beneath(dir, &rel, &path),
+            None => io.open_read(&path),
+        };
+        (path, file)
+    }
+
+    /// Holds `entries/` afresh if the directory at its path is no longer the
+    /// one held (moved away, replaced, deleted and made again), so that this
+    /// process reads what it writes: called after every write. Until then
+    /// reads come from the directory held, still ours, whose entries are
+    /// verified like any other; a symlink put in its place is never held.
+    pub(super) fn follow_entries_dir(&self) {
+        let held = self
+            .entries_dir
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let same = match (&*held, nofollow::metadata(&self.entries)) {
+            (Some(dir), Ok(now)) => dir
+                .metadata()
+                .is_ok_and(|m| (m.dev(), m.ino()) == (now.dev(), now.ino())),
+            _ => false,
+        };
+        drop(held);
+        if !same {
+            let fresh = hold_private_dir(&self.entries).ok();
+            *self
+                .entries_dir
+                .write()
+                .unwrap_or_else(PoisonError::into_inner) = fresh;
+        }
     }
 
     /// The directory of temp files.
@@ -414,6 +462,13 @@ impl FileStore {
     }
 }
 
+/// An entry file's path below `entries/`: the blake3 digest of its key in
+/// hex, split after two characters.
+fn entry_name(key: &[u8]) -> PathBuf {
+    let hex = entry::name_digest(key).to_hex();
+    [&hex[..2], &hex[2..]].iter().collect()
+}
+
 pub(super) fn ensure_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {
     match io.metadata(dir) {
         Ok(m) if m.is_dir() => return Ok(()),
@@ -501,6 +556,7 @@ impl CountedStore for FileStore {
             return Ok(());
         }
         let replaced = self.write_entry(key, value, &path)?;
+        self.follow_entries_dir();
         if self.account(cost as i64 - replaced as i64) {
             // The entry is stored: a failed eviction is the cap's problem,
             // not this write's.

@@ -117,8 +117,8 @@ impl FileStore {
 
     pub(super) fn get_inner(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let io = &*self.opts.io;
-        let path = self.entry_path(key);
-        let file = match io.open_read(&path) {
+        let (path, file) = self.open_entry(key);
+        let file = match file {
             Ok(f) => f,
             Err(e) if not_found(&e) => {
                 self.counters.miss();
