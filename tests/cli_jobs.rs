@@ -288,8 +288,8 @@ fn cache_subcommands_work_on_what_compile_stored() {
     ));
     let stats = json(&kcache(&store, &["cache", "stats", "--json"]));
     assert_eq!(
-        stats["entries"], 2,
-        "one program, one kernel record: {stats}"
+        stats["entries"], 1,
+        "one kernel record, carrying its small program: {stats}"
     );
     let ls = json(&kcache(&store, &["cache", "ls", "--json"]));
     let kernel = ls
@@ -319,7 +319,8 @@ fn cache_subcommands_work_on_what_compile_stored() {
         "the raw shared object"
     );
     assert_eq!(kcache(&store, &["cache", "verify"]).status.code(), Some(0));
-    // Damage the program entry: verify finds it, removes it, exits 1.
+    // Damage the record carrying the program: verify finds it, removes it,
+    // exits 1.
     let entries = store.join("v1").join("entries");
     for shard in std::fs::read_dir(&entries).unwrap() {
         for e in std::fs::read_dir(shard.unwrap().path()).unwrap() {
@@ -541,8 +542,9 @@ fn a_warm_compile_hit_makes_no_work_directory_and_runs_no_compiler() {
             .unwrap()
             .iter()
             .map(|e| e["name"].as_str().unwrap().to_string())
-            .find(|n| n.starts_with("program/"))
-            .expect("a stored program");
+            // The kernel's record, which carries its program or names it.
+            .find(|n| n.starts_with("kernel/"))
+            .expect("a stored kernel");
         let to = t.path().join("exported.so");
         let out = kcache(&store, &["cache", "export", &program, to.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0));

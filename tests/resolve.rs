@@ -658,6 +658,7 @@ proptest! {
 // ---------------------------------------------------------------------------
 // The second tier: code cache, then persistent store, then compile.
 
+use kcache::resolve::stored;
 use kcache::store::{FileStore, MemoryStore, Store, StoreError};
 
 #[test]
@@ -801,17 +802,241 @@ fn a_stored_program_that_fails_to_load_is_compiled_instead() {
     let hooks = Hooks::new();
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 20));
     compile_into(&store, &hooks, kernel("a", "= 1", 1));
-    // Damage every stored program (the store's checksum is over the damaged bytes).
+    // Damage every stored program (the store's checksum is over the damaged
+    // bytes), inline ones included: bytes that do not load, under the id
+    // they hash to.
+    let damaged = b"\xff\xfe";
+    let mut seen = 0;
     for e in store.list().unwrap() {
         if e.key.starts_with(b"kcache/program/") {
-            store.put(&e.key, b"\xff\xfe").unwrap();
+            store.put(&e.key, damaged).unwrap();
+            seen += 1;
+        }
+        if let Some(key) = e.key.strip_prefix(b"kcache/kernel/") {
+            let key = kcache::key::Digest(key.try_into().unwrap());
+            let bytes = store.get(&e.key).unwrap().unwrap();
+            let record = stored::read_record(&key, bytes).unwrap();
+            if record.inline().is_some() {
+                let id = stored::program_id(damaged);
+                let forged = stored::encode_inline_record(&key, &id, &record.symbol, damaged);
+                store.put(&e.key, &forged).unwrap();
+                seen += 1;
+            }
         }
     }
+    assert_eq!(seen, 1, "one program, damaged");
     let fresh = Arc::new(Recorder::default());
     let r = resolver(&fresh, &hooks).with_store(Some(store));
     let out = r.resolve(&[kernel("a", "= 1", 1)]).unwrap();
     assert_eq!(out[0].outcome, Outcome::Compiled);
     assert_eq!(fresh.compiles.lock().unwrap().len(), 1);
+}
+
+/// A memory store that counts its reads.
+#[derive(Debug)]
+struct CountingReads {
+    inner: MemoryStore,
+    gets: AtomicUsize,
+}
+
+impl CountingReads {
+    fn new() -> Self {
+        CountingReads {
+            inner: MemoryStore::new(1 << 24),
+            gets: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Store for CountingReads {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(key)
+    }
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.inner.put(key, value)
+    }
+    fn remove(&self, key: &[u8]) -> Result<bool, StoreError> {
+        self.inner.remove(key)
+    }
+    fn clear(&self) -> Result<(), StoreError> {
+        self.inner.clear()
+    }
+    fn len(&self) -> Result<usize, StoreError> {
+        self.inner.len()
+    }
+    fn list(&self) -> Result<Vec<kcache::store::EntryInfo>, StoreError> {
+        self.inner.list()
+    }
+}
+
+/// Each kernel record in `store`: its key, its record.
+fn records(store: &dyn Store) -> Vec<(kcache::key::Digest, stored::Record)> {
+    let mut out = Vec::new();
+    for e in store.list().unwrap() {
+        if let Some(key) = e.key.strip_prefix(b"kcache/kernel/") {
+            let key = kcache::key::Digest(key.try_into().unwrap());
+            let bytes = store.get(&e.key).unwrap().unwrap();
+            out.push((key, stored::read_record(&key, bytes).unwrap()));
+        }
+    }
+    out
+}
+
+fn program_entries(store: &dyn Store) -> usize {
+    let list = store.list().unwrap();
+    list.iter()
+        .filter(|e| e.key.starts_with(b"kcache/program/"))
+        .count()
+}
+
+#[test]
+fn a_small_program_rides_in_its_record_and_a_hit_is_one_read() {
+    let hooks = Hooks::new();
+    let store = Arc::new(CountingReads::new());
+    let dyn_store: Arc<dyn Store> = store.clone();
+    compile_into(&dyn_store, &hooks, kernel("a", "= 1", 1));
+    let recs = records(&*store);
+    assert_eq!(recs.len(), 1);
+    assert!(
+        recs[0].1.inline().is_some(),
+        "the record carries its program"
+    );
+    assert_eq!(program_entries(&*store), 0, "and it is not stored twice");
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(dyn_store));
+    store.gets.store(0, Ordering::SeqCst);
+    let out = r.resolve(&[kernel("a", "= 1", 5)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Stored);
+    assert!(out[0].program.has(&out[0].symbol));
+    assert!(fresh.compiles.lock().unwrap().is_empty());
+    assert_eq!(store.gets.load(Ordering::SeqCst), 1, "one read per hit");
+}
+
+#[test]
+fn a_large_program_is_stored_once_beside_records_that_name_it() {
+    let hooks = Hooks::new();
+    let store = Arc::new(CountingReads::new());
+    let dyn_store: Arc<dyn Store> = store.clone();
+    let big = format!("= 1{}", " + 0".repeat(stored::INLINE_MAX_BYTES / 4 + 1));
+    compile_into(&dyn_store, &hooks, kernel("a", &big, 1));
+    let recs = records(&*store);
+    assert_eq!(recs.len(), 1);
+    assert!(recs[0].1.inline().is_none());
+    assert_eq!(program_entries(&*store), 1);
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(dyn_store));
+    store.gets.store(0, Ordering::SeqCst);
+    let out = r.resolve(&[kernel("a", &big, 2)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Stored);
+    assert_eq!(
+        store.gets.load(Ordering::SeqCst),
+        2,
+        "the record, then the program"
+    );
+}
+
+#[test]
+fn a_record_in_the_version_1_layout_is_still_answered_through_its_program() {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 24));
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
+    for (key, record) in records(&*store) {
+        let binary = record.inline().unwrap().to_vec();
+        store
+            .put(&stored::program_entry_key(&record.program), &binary)
+            .unwrap();
+        store
+            .put(
+                &stored::kernel_entry_key(&key),
+                &stored::encode_record(&record.program, &record.symbol),
+            )
+            .unwrap();
+    }
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(store));
+    let out = r.resolve(&[kernel("a", "= 1", 2)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Stored);
+    assert!(fresh.compiles.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_record_copied_under_another_kernels_key_is_a_miss() {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 24));
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
+    let (a_key, _) = records(&*store).remove(0);
+    store.clear().unwrap();
+    compile_into(&store, &hooks, kernel("b", "= 2", 1));
+    let b_entry = store.list().unwrap().remove(0).key;
+    assert!(b_entry.starts_with(b"kcache/kernel/"));
+    // b's record, byte for byte, where a's belongs: its framing is valid
+    // (the store's own put), and it carries b's program.
+    let b_record = store.get(&b_entry).unwrap().unwrap();
+    store
+        .put(&stored::kernel_entry_key(&a_key), &b_record)
+        .unwrap();
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(store));
+    let out = r.resolve(&[kernel("a", "= 1", 3)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled, "not b's program");
+    assert!(out[0]
+        .program
+        .kernels
+        .iter()
+        .all(|(_, text)| text.contains("= 1")));
+}
+
+#[test]
+fn a_record_whose_program_is_not_its_id_is_refused_and_removed() {
+    let hooks = Hooks::new();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new(1 << 24));
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
+    let (key, record) = records(&*store).remove(0);
+    let mut flipped = record.inline().unwrap().to_vec();
+    *flipped.last_mut().unwrap() ^= 1;
+    let forged = stored::encode_inline_record(&key, &record.program, &record.symbol, &flipped);
+    store.put(&stored::kernel_entry_key(&key), &forged).unwrap();
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(Arc::clone(&store)));
+    let out = r.resolve(&[kernel("a", "= 1", 2)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled);
+    assert_eq!(r.store_errors(), 1, "counted");
+    // The compile stored a genuine record in its place.
+    let (_, again) = records(&*store).remove(0);
+    assert_eq!(stored::program_id(again.inline().unwrap()), again.program);
+}
+
+#[test]
+fn a_truncated_or_flipped_record_file_is_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = Hooks::new();
+    let file = Arc::new(FileStore::open(dir.path()).unwrap());
+    let store: Arc<dyn Store> = file.clone();
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
+    let (key, _) = records(&*store).remove(0);
+    let path = file.entry_path(&stored::kernel_entry_key(&key));
+    let damages: [fn(&mut Vec<u8>); 3] = [
+        |b| {
+            b.pop();
+        },
+        |b| *b.last_mut().unwrap() ^= 0x40,
+        |b| b.truncate(b.len() / 2),
+    ];
+    for (n, damage) in damages.into_iter().enumerate() {
+        let mut bytes = std::fs::read(&path).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        let fresh = Arc::new(Recorder::default());
+        let r = resolver(&fresh, &hooks).with_store(Some(Arc::clone(&store)));
+        let out = r.resolve(&[kernel("a", "= 1", 2)]).unwrap();
+        assert_eq!(out[0].outcome, Outcome::Compiled, "damage {n}");
+        // Recompiled and stored afresh: a hit again.
+        let fresh = Arc::new(Recorder::default());
+        let r = resolver(&fresh, &hooks).with_store(Some(Arc::clone(&store)));
+        let out = r.resolve(&[kernel("a", "= 1", 3)]).unwrap();
+        assert_eq!(out[0].outcome, Outcome::Stored, "damage {n}");
+    }
 }
 
 #[test]

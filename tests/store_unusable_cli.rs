@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kcache::resolve::stored::entry_key;
+use kcache::key::Digest;
+use kcache::resolve::stored::{self, entry_key};
 use kcache::store::{FileStore, Store};
 
 const KINDS: [&str; 2] = ["file", "sqlite"];
@@ -214,18 +215,24 @@ __attribute__((constructor)) static void mark(void) {
 void a(float* n1_x, int n) { for (int i1 = 0; i1 < n; i1++) n1_x[i1] *= 3.0f; }
 "#;
 
-/// The name `kcache cache ls` gives the one program in the store at `root`.
-fn program_name(root: &Path, kind: &str) -> String {
+/// The names `kcache cache ls` gives the entries of the store at `root`
+/// whose names start with `prefix`.
+fn names(root: &Path, kind: &str, prefix: &str) -> Vec<String> {
     let out = cache(root, kind, &["ls", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<String> = v
-        .as_array()
+    v.as_array()
         .unwrap()
         .iter()
         .filter_map(|e| e["name"].as_str())
-        .filter(|n| n.starts_with("program/"))
+        .filter(|n| n.starts_with(prefix))
         .map(str::to_string)
-        .collect();
+        .collect()
+}
+
+/// The name `kcache cache ls` gives the one kernel record in the store at
+/// `root` (which carries its program, or names it).
+fn kernel_name(root: &Path, kind: &str) -> String {
+    let names = names(root, kind, "kernel/");
     assert_eq!(names.len(), 1, "{names:?}");
     names[0].clone()
 }
@@ -262,7 +269,7 @@ fn a_program_forged_under_a_valid_id_is_not_loaded() {
             Some(0)
         );
         let exported = t.path().join("evil.so");
-        let name = program_name(&evil_root, kind);
+        let name = kernel_name(&evil_root, kind);
         let out = cache(
             &evil_root,
             kind,
@@ -275,11 +282,24 @@ fn a_program_forged_under_a_valid_id_is_not_loaded() {
             String::from_utf8_lossy(&out.stderr)
         );
         // The evil bytes under the good program's id, through the store's own
-        // put: its framing and checksum are valid.
-        let target = entry_key(&program_name(&good, kind)).unwrap();
-        open_store(&good, kind)
-            .put(&target, &fs::read(&exported).unwrap())
-            .unwrap();
+        // put: its framing and checksum are valid. In the good kernel's
+        // record where it carries its program, else in the program's entry.
+        let evil_bytes = fs::read(&exported).unwrap();
+        let store = open_store(&good, kind);
+        let record_key = entry_key(&kernel_name(&good, kind)).unwrap();
+        let key = Digest(record_key[b"kcache/kernel/".len()..].try_into().unwrap());
+        let record = stored::read_record(&key, store.get(&record_key).unwrap().unwrap()).unwrap();
+        if record.inline().is_some() {
+            let forged =
+                stored::encode_inline_record(&key, &record.program, &record.symbol, &evil_bytes);
+            store.put(&record_key, &forged).unwrap();
+        } else {
+            let programs = names(&good, kind, "program/");
+            assert_eq!(programs.len(), 1, "{programs:?}");
+            let target = entry_key(&programs[0]).unwrap();
+            store.put(&target, &evil_bytes).unwrap();
+        }
+        drop(store);
         let marker = t.path().join("marker");
         let out = compile(&good, kind, &file, &[("KCACHE_TEST_MARK", &marker)], None);
         assert_eq!(

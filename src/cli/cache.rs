@@ -87,7 +87,7 @@ pub struct CacheArgs {
 enum CacheCommand {
     /// The store, its cap, entries, bytes, and the counters since the last
     /// `zero`: hits and misses counted per kernel (a kernel answered from the
-    /// store is one hit, though it reads a record and a program; one looked
+    /// store is one hit, though it may read a record and a program; one looked
     /// up and compiled is one miss), hit rate, evictions, errors, corrupt
     /// entries.
     Stats,

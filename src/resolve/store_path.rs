@@ -3,7 +3,8 @@
 
 use super::census::Census;
 use super::stored::{
-    self, decode_record, encode_record, kernel_entry_key, program_entry_key, program_id,
+    self, encode_inline_record, encode_record, kernel_entry_key, program_entry_key, program_id,
+    read_record, Record,
 };
 use super::{Answer, Entry, Outcome, Resolver};
 use crate::backend::Backend;
@@ -14,8 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A resolver's store lookups counted per kernel: a kernel answered from the
-/// store is one hit though it takes two reads (its record, then its program),
-/// and kernels of one batch sharing a key count once.
+/// store is one hit though it may take two reads (its record, then its
+/// program, when the record does not carry it), and kernels of one batch
+/// sharing a key count once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StoreLookups {
     /// Kernels the store answered.
@@ -23,6 +25,21 @@ pub struct StoreLookups {
     /// Kernels looked up in the store and not answered by it (no record,
     /// a malformed one, a missing or unloadable program, or a store error).
     pub misses: u64,
+}
+
+/// A program's bytes: carried by its record, or read on their own.
+enum InlineOr {
+    Inline(Record),
+    Own(Vec<u8>),
+}
+
+impl InlineOr {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            InlineOr::Inline(r) => r.inline().expect("an inline record"),
+            InlineOr::Own(b) => b,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -40,17 +57,27 @@ impl<B: Backend + 'static> Resolver<B> {
         }
     }
 
-    /// Writes a program's bytes, then the record of each of its kernels, so a
-    /// reader that finds a record finds its program (unless evicted since).
+    /// Writes the record of each of a program's kernels. A small program
+    /// ([`stored::inlines`]) rides in each record, so a hit is one read;
+    /// a larger one is written first, on its own, so a reader that finds a
+    /// record finds its program (unless evicted since).
     pub(super) fn store_program(&self, binary: &[u8], kernels: &[(Digest, &str)]) {
         let Some(store) = &self.store else { return };
         let id = program_id(binary);
-        if let Err(e) = store.put(&program_entry_key(&id), binary) {
-            self.store_failed("put", &e);
-            return;
+        let inline = stored::inlines(binary.len(), kernels.len());
+        if !inline {
+            if let Err(e) = store.put(&program_entry_key(&id), binary) {
+                self.store_failed("put", &e);
+                return;
+            }
         }
         for (key, symbol) in kernels {
-            if let Err(e) = store.put(&kernel_entry_key(key), &encode_record(&id, symbol)) {
+            let record = if inline {
+                encode_inline_record(key, &id, symbol, binary)
+            } else {
+                encode_record(&id, symbol)
+            };
+            if let Err(e) = store.put(&kernel_entry_key(key), &record) {
                 self.store_failed("put", &e);
                 return;
             }
@@ -85,6 +112,8 @@ impl<B: Backend + 'static> Resolver<B> {
         // Each stored program wanted, with the kernels it answers.
         let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
         let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
+        // Records that carry their program's bytes, with their keys.
+        let mut carriers: Vec<(Digest, Record)> = Vec::new();
         // The keys whose record came from a tier other machines share.
         let mut shared: Vec<Digest> = Vec::new();
         for (i, key) in keys.iter().enumerate() {
@@ -92,12 +121,12 @@ impl<B: Backend + 'static> Resolver<B> {
                 continue;
             }
             let record = looked.entry(*key).or_insert_with(|| {
-                match uncounted(|| store.get_traced(&kernel_entry_key(key))) {
+                let record = match uncounted(|| store.get_traced(&kernel_entry_key(key))) {
                     Ok(Some((bytes, origin))) => {
                         if origin == Origin::Remote {
                             shared.push(*key);
                         }
-                        decode_record(&bytes).or_else(|| {
+                        read_record(key, bytes).or_else(|| {
                             tracing::warn!("a stored kernel record is malformed; ignoring it");
                             None
                         })
@@ -107,7 +136,12 @@ impl<B: Backend + 'static> Resolver<B> {
                         self.store_failed("get", &e);
                         None
                     }
+                }?;
+                let named = (record.program, record.symbol.clone());
+                if record.inline().is_some() {
+                    carriers.push((*key, record));
                 }
+                Some(named)
             });
             if let Some((id, symbol)) = record.clone() {
                 match wanted.iter_mut().find(|(p, _)| *p == id) {
@@ -117,19 +151,33 @@ impl<B: Backend + 'static> Resolver<B> {
             }
         }
         for (id, kernels) in wanted {
-            // Only bytes that hash to the id their record names.
-            let binary = match uncounted(|| stored::load_program(&**store, &id)) {
-                Ok(Some(b)) => b,
-                Ok(None) => continue,
-                Err(e) => {
-                    self.store_failed("get", &e);
-                    continue;
+            // Only bytes that hash to the id their record names: carried by a
+            // record (one read answered it), or the program's own entry.
+            let held = match carriers.iter().position(|(_, r)| r.program == id) {
+                Some(at) => {
+                    let (key, record) = carriers.swap_remove(at);
+                    match stored::check_inline(&**store, &key, &record) {
+                        Ok(()) => InlineOr::Inline(record),
+                        Err(e) => {
+                            self.store_failed("get", &e);
+                            continue;
+                        }
+                    }
                 }
+                None => match uncounted(|| stored::load_program(&**store, &id)) {
+                    Ok(Some(b)) => InlineOr::Own(b),
+                    Ok(None) => continue,
+                    Err(e) => {
+                        self.store_failed("get", &e);
+                        continue;
+                    }
+                },
             };
+            let binary = held.bytes();
             let mut symbols: Vec<&str> = kernels.iter().map(|(_, s)| s.as_str()).collect();
             symbols.sort_unstable();
             symbols.dedup();
-            let program = match self.backend.load_digested(&binary, &id, &symbols) {
+            let program = match self.backend.load_digested(binary, &id, &symbols) {
                 Ok(p) => p,
                 Err(e) => {
                     self.store_errors.fetch_add(1, Ordering::Relaxed);

@@ -2,17 +2,36 @@
 //!
 //! Two kinds of entry, both under readable prefixes:
 //!
+//! * `kcache/kernel/<key>`: a kernel's record under its program key
+//!   ([`crate::key::program_key`], 32 bytes). Version 2 (what
+//!   [`store_program`](crate::resolve::Resolver) writes when the program is
+//!   small, [`INLINE_MAX_BYTES`] counting every copy) carries the program's
+//!   bytes itself, so a hit is one read:
+//!
+//!   ```text
+//!   offset  size  field
+//!        0     1  version, 2
+//!        1    32  the kernel's key (the record names the key it answers)
+//!       33    32  the program's id: blake3 of its bytes
+//!       65     4  symbol length s, u32 little endian
+//!       69     s  the symbol it was compiled under (UTF-8)
+//!     69+s     n  the program's bytes, to the end
+//!   ```
+//!
+//!   Version 1 (a larger program) is a version byte, the program's id and
+//!   the symbol; its bytes are the program entry's.
 //! * `kcache/program/<id>`: a program's bytes, as its backend's `load` takes
 //!   them back; `<id>` is the blake3 digest of those bytes (32 bytes), so one
-//!   program serves every kernel compiled into it.
-//! * `kcache/kernel/<key>`: a kernel's record under its program key
-//!   ([`crate::key::program_key`], 32 bytes): a version byte, the id of the
-//!   program holding it, and the symbol it was compiled under.
+//!   program serves every kernel compiled into it. Written only for programs
+//!   too large to inline.
 //!
 //! The store verifies every entry's bytes against the checksum they were
-//! written with; [`load_program`] also checks that a program's bytes hash to
-//! the id its record names, so bytes replaced under a valid id (with the
-//! store's checksum recomputed) are never loaded.
+//! written with; [`load_program`] and [`check_inline`] also check that a
+//! program's bytes hash to the id its record names, so bytes replaced under a
+//! valid id (with the store's checksum recomputed) are never loaded, and a
+//! version-2 record naming another key than the one looked up is not used.
+//! A kcache that predates version 2 takes such a record for a malformed one:
+//! a miss (it compiles and writes its own), never a misread.
 
 use crate::key::Digest;
 use crate::store::{key_from_hex, key_to_hex, Store, StoreError};
@@ -20,6 +39,14 @@ use crate::store::{key_from_hex, key_to_hex, Store, StoreError};
 const PROGRAM_PREFIX: &[u8] = b"kcache/program/";
 const KERNEL_PREFIX: &[u8] = b"kcache/kernel/";
 const RECORD_VERSION: u8 = 1;
+const INLINE_RECORD_VERSION: u8 = 2;
+/// Bytes before an inline record's symbol.
+const INLINE_HEAD: usize = 1 + 32 + 32 + 4;
+
+/// The most bytes of program a compile stores inline, every kernel's copy
+/// counted: a program this small whose kernels' records each carry it is
+/// answered in one read; a larger one is stored once, beside its records.
+pub const INLINE_MAX_BYTES: usize = 64 << 10;
 
 /// A stored program's id: the digest of its bytes.
 pub fn program_id(binary: &[u8]) -> Digest {
@@ -43,11 +70,7 @@ pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, S
     let Some(bytes) = store.get(&key)? else {
         return Ok(None);
     };
-    if verified::holds(id, &bytes) {
-        return Ok(Some(bytes));
-    }
-    if program_id(&bytes) == *id {
-        verified::remember(id, &bytes);
+    if hashes_to(id, &bytes) {
         return Ok(Some(bytes));
     }
     if let Err(e) = store.remove(&key) {
@@ -55,6 +78,37 @@ pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, S
     }
     Err(StoreError::Forged {
         what: entry_name(&key),
+    })
+}
+
+/// Whether `bytes` hash to `id`, by the per-process memo first.
+fn hashes_to(id: &Digest, bytes: &[u8]) -> bool {
+    if verified::holds(id, bytes) {
+        return true;
+    }
+    if program_id(bytes) == *id {
+        verified::remember(id, bytes);
+        return true;
+    }
+    false
+}
+
+/// Checks the program bytes an inline record carries against the id it
+/// names, as [`load_program`] checks a program entry's: a record whose bytes
+/// do not hash to its id is removed and reported as [`StoreError::Forged`].
+pub fn check_inline(store: &dyn Store, key: &Digest, record: &Record) -> Result<(), StoreError> {
+    let Some(bytes) = record.inline() else {
+        return Ok(());
+    };
+    if hashes_to(&record.program, bytes) {
+        return Ok(());
+    }
+    let entry = kernel_entry_key(key);
+    if let Err(e) = store.remove(&entry) {
+        tracing::debug!(error = %e, "could not remove a kernel record whose program is not its id's");
+    }
+    Err(StoreError::Forged {
+        what: entry_name(&entry),
     })
 }
 
@@ -111,12 +165,88 @@ pub fn kernel_entry_key(key: &Digest) -> Vec<u8> {
     [KERNEL_PREFIX, key.as_bytes()].concat()
 }
 
-/// A kernel's record: its program's id and its symbol.
+/// A kernel's record (version 1): its program's id and its symbol; the
+/// program's bytes are stored under [`program_entry_key`].
 pub fn encode_record(program: &Digest, symbol: &str) -> Vec<u8> {
     [&[RECORD_VERSION][..], program.as_bytes(), symbol.as_bytes()].concat()
 }
 
-/// Reads a record back; `None` if it is not one this version wrote.
+/// Kernel `key`'s record carrying its program (version 2): the program's
+/// id, the symbol, and `binary`, the bytes that hash to the id.
+pub fn encode_inline_record(
+    key: &Digest,
+    program: &Digest,
+    symbol: &str,
+    binary: &[u8],
+) -> Vec<u8> {
+    let mut r = Vec::with_capacity(INLINE_HEAD + symbol.len() + binary.len());
+    r.push(INLINE_RECORD_VERSION);
+    r.extend_from_slice(key.as_bytes());
+    r.extend_from_slice(program.as_bytes());
+    r.extend_from_slice(&(symbol.len() as u32).to_le_bytes());
+    r.extend_from_slice(symbol.as_bytes());
+    r.extend_from_slice(binary);
+    r
+}
+
+/// Whether a compile of a `len`-byte program answering `kernels` records
+/// stores the program inline in each record.
+pub fn inlines(len: usize, kernels: usize) -> bool {
+    len.checked_mul(kernels)
+        .is_some_and(|all| all <= INLINE_MAX_BYTES)
+}
+
+/// A kernel's record, read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The program's id: blake3 of its bytes.
+    pub program: Digest,
+    /// The symbol the kernel was compiled under.
+    pub symbol: String,
+    /// A version-2 record's bytes, and where its program starts in them.
+    inline: Option<(Vec<u8>, usize)>,
+}
+
+impl Record {
+    /// The program's bytes, if the record carries them (version 2; not yet
+    /// checked against [`Record::program`]: see [`check_inline`]).
+    pub fn inline(&self) -> Option<&[u8]> {
+        self.inline.as_ref().map(|(bytes, at)| &bytes[*at..])
+    }
+}
+
+/// Reads back the record stored under kernel `key`: `None` if it is not one
+/// this version wrote, or a version-2 record naming another key.
+pub fn read_record(key: &Digest, bytes: Vec<u8>) -> Option<Record> {
+    match bytes.first() {
+        Some(&RECORD_VERSION) => {
+            let (program, symbol) = decode_record(&bytes)?;
+            Some(Record {
+                program,
+                symbol,
+                inline: None,
+            })
+        }
+        Some(&INLINE_RECORD_VERSION) => {
+            let head = bytes.get(..INLINE_HEAD)?;
+            if head[1..33] != key.as_bytes()[..] {
+                return None;
+            }
+            let program = Digest(head[33..65].try_into().ok()?);
+            let len = u32::from_le_bytes(head[65..69].try_into().ok()?) as usize;
+            let at = INLINE_HEAD.checked_add(len)?;
+            let symbol = std::str::from_utf8(bytes.get(INLINE_HEAD..at)?).ok()?;
+            Some(Record {
+                program,
+                symbol: symbol.to_string(),
+                inline: Some((bytes, at)),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Reads a version-1 record back; `None` if it is not one.
 pub fn decode_record(bytes: &[u8]) -> Option<(Digest, String)> {
     let (&version, rest) = bytes.split_first()?;
     if version != RECORD_VERSION || rest.len() < 32 {
@@ -160,11 +290,15 @@ pub fn export(store: &dyn Store, name: &str) -> Result<Option<Vec<u8>>, ExportEr
     let Some(bytes) = store.get(&key)? else {
         return Ok(None);
     };
-    if !key.starts_with(KERNEL_PREFIX) {
+    let Some(kernel) = key.strip_prefix(KERNEL_PREFIX) else {
         return Ok(Some(bytes));
+    };
+    let kernel = Digest(kernel.try_into().map_err(|_| ExportError::BadRecord)?);
+    let record = read_record(&kernel, bytes).ok_or(ExportError::BadRecord)?;
+    match record.inline() {
+        Some(binary) => Ok(Some(binary.to_vec())),
+        None => Ok(store.get(&program_entry_key(&record.program))?),
     }
-    let (id, _) = decode_record(&bytes).ok_or(ExportError::BadRecord)?;
-    Ok(store.get(&program_entry_key(&id))?)
 }
 
 /// Why an export failed.
@@ -192,6 +326,77 @@ mod tests {
         );
         assert_eq!(decode_record(b""), None);
         assert_eq!(decode_record(&[2; 40]), None);
+    }
+
+    #[test]
+    fn inline_records_round_trip_and_answer_only_their_own_key() {
+        let (key, other) = (Digest([1; 32]), Digest([2; 32]));
+        let id = program_id(b"program bytes");
+        let bytes = encode_inline_record(&key, &id, "k__seg0", b"program bytes");
+        let r = read_record(&key, bytes.clone()).unwrap();
+        assert_eq!((r.program, r.symbol.as_str()), (id, "k__seg0"));
+        assert_eq!(r.inline(), Some(&b"program bytes"[..]));
+        assert_eq!(
+            read_record(&other, bytes.clone()),
+            None,
+            "another key's record"
+        );
+        // Cut anywhere before the program starts: not a record.
+        for len in 0..INLINE_HEAD + "k__seg0".len() {
+            assert_eq!(read_record(&key, bytes[..len].to_vec()), None, "{len}");
+        }
+        // A version-1 record still reads, naming its program.
+        let v1 = read_record(&key, encode_record(&id, "k")).unwrap();
+        assert_eq!((v1.program, v1.inline()), (id, None));
+        assert_eq!(read_record(&key, vec![3; 80]), None, "an unknown version");
+    }
+
+    #[test]
+    fn an_inline_program_cut_or_flipped_is_refused_and_its_record_removed() {
+        let store = MemoryStore::new(1 << 20);
+        let key = Digest([9; 32]);
+        let program = b"an inline program, checked against its id".to_vec();
+        let id = program_id(&program);
+        let mut cut = program.clone();
+        cut.pop();
+        let mut flipped = program.clone();
+        flipped[3] ^= 1;
+        for bad in [cut, flipped] {
+            let bytes = encode_inline_record(&key, &id, "k", &bad);
+            store.put(&kernel_entry_key(&key), &bytes).unwrap();
+            let r = read_record(&key, bytes).unwrap();
+            assert!(matches!(
+                check_inline(&store, &key, &r),
+                Err(StoreError::Forged { .. })
+            ));
+            assert_eq!(store.get(&kernel_entry_key(&key)).unwrap(), None, "removed");
+        }
+        let good = read_record(&key, encode_inline_record(&key, &id, "k", &program)).unwrap();
+        check_inline(&store, &key, &good).unwrap();
+    }
+
+    #[test]
+    fn export_reads_a_program_out_of_its_record() {
+        let store = MemoryStore::new(1 << 20);
+        let key = Digest([5; 32]);
+        let id = program_id(b"inline");
+        store
+            .put(
+                &kernel_entry_key(&key),
+                &encode_inline_record(&key, &id, "k", b"inline"),
+            )
+            .unwrap();
+        let got = export(&store, &entry_name(&kernel_entry_key(&key))).unwrap();
+        assert_eq!(got.as_deref(), Some(&b"inline"[..]));
+    }
+
+    #[test]
+    fn inlining_counts_every_copy() {
+        assert!(inlines(INLINE_MAX_BYTES, 1));
+        assert!(!inlines(INLINE_MAX_BYTES + 1, 1));
+        assert!(inlines(INLINE_MAX_BYTES / 4, 4));
+        assert!(!inlines(INLINE_MAX_BYTES / 4 + 1, 4));
+        assert!(!inlines(usize::MAX, 2));
     }
 
     #[test]

@@ -36,7 +36,10 @@
 //! ```
 //!
 //! An entry's name is the blake3 digest (in hex) of its key, split after two
-//! characters: no caller string ever becomes a path. Each entry file is
+//! characters: no caller string ever becomes a path. (What the resolver keeps
+//! under its keys, a kernel's record carrying a small program so that a hit is
+//! one read, and the versions of that record, is in [`crate::resolve::stored`].)
+//! Each entry file is
 //!
 //! ```text
 //! offset  size  field
@@ -281,7 +284,8 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Counts lookups of kernels in the hits and misses [`Store::stats`]
     /// reports. The resolver reads its records and programs without the
     /// store counting those reads, then calls this once per batch, so a
-    /// kernel answered from the store is one hit though it takes two reads.
+    /// kernel answered from the store is one hit though it may take two reads
+    /// (a record, then a program it does not carry).
     /// The default counts nothing.
     fn count_lookups(&self, hits: u64, misses: u64) {
         let _ = (hits, misses);
@@ -490,7 +494,8 @@ pub struct StoreStats {
     /// Bytes held, as the cap counts them.
     pub bytes: u64,
     /// Lookups that found their entry: kernels a resolver answered from the
-    /// store (one each, though each reads a record and a program), and any
+    /// store (one each, though a record that does not carry its program
+    /// takes a second read), and any
     /// other `get` that returned a value.
     pub hits: u64,
     /// Lookups that found nothing: kernels a resolver looked up and did not
