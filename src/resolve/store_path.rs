@@ -10,7 +10,7 @@ use super::{Answer, Entry, Outcome, Resolver};
 use crate::backend::Backend;
 use crate::key::Digest;
 use crate::store::{uncounted, Origin, StoreError};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -111,7 +111,7 @@ impl<B: Backend + 'static> Resolver<B> {
         let Some(store) = &self.store else { return 0 };
         // Each stored program wanted, with the kernels it answers.
         let mut wanted: Vec<(Digest, Vec<(usize, String)>)> = Vec::new();
-        let mut looked: HashMap<Digest, Option<(Digest, String)>> = HashMap::new();
+        let mut looked: FxHashMap<Digest, Option<(Digest, String)>> = FxHashMap::default();
         // Records that carry their program's bytes, with their keys.
         let mut carriers: Vec<(Digest, Record)> = Vec::new();
         // The keys whose record came from a tier other machines share.

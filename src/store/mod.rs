@@ -107,6 +107,15 @@
 //! * A writer that dies between writing and renaming leaves only a temp file,
 //!   swept once it is older than an hour (on open and before every eviction).
 //!   A deleted `tmp/` (or shard directory) is recreated by the next write.
+//! * A hit keeps its entry file open (per store at most 32 files of at most
+//!   1 MiB, least recently used first out), and the next read of that entry
+//!   is one `statx` of its name beneath the held `entries/` and one `preadv`
+//!   of the file kept, only while the `statx` gives the file's own device and
+//!   inode (exact: an inode held open is never reused), so a writer's rename,
+//!   an eviction or a removal by any process is seen by the next read; what
+//!   is read is verified like any read. An entry another process evicted
+//!   holds its disk space until this process reads its name again or keeps
+//!   another file in its place; this process's own removals close theirs.
 //! * Hits stamp the access time through the descriptor they read from
 //!   (`futimens`), so they can only ever re-stamp the file they read, never a
 //!   fresh file another process renamed into place.

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod kept;
 pub(crate) mod read;
 mod remove;
 
@@ -71,7 +72,9 @@ pub struct FileStore {
     /// rather than the whole path from `/`; `None` where it cannot be held
     /// safely (then entries are opened by path). See
     /// [`FileStore::follow_entries_dir`].
-    entries_dir: RwLock<Option<File>>,
+    entries_dir: RwLock<Option<Arc<File>>>,
+    /// Entry files kept open after a verified read (see [`kept`]).
+    kept: kept::KeptFiles,
     tmp: PathBuf,
     opts: FileStoreOptions,
     counters: Counters,
@@ -173,12 +176,13 @@ impl FileStore {
         }
         let state = SharedState::open(&v1.join("state"));
         let leases = LockDir::new(v1.join(LEASES_DIR));
-        let entries_dir = RwLock::new(hold_private_dir(&entries).ok());
+        let entries_dir = RwLock::new(hold_private_dir(&entries).ok().map(Arc::new));
         let store = FileStore {
             root,
             v1,
             entries,
             entries_dir,
+            kept: kept::KeptFiles::default(),
             tmp,
             opts,
             counters: Counters::default(),
@@ -210,24 +214,28 @@ impl FileStore {
 
     /// The path of `key`'s entry file (whether or not it exists).
     pub fn entry_path(&self, key: &[u8]) -> PathBuf {
-        self.entries.join(entry_name(key))
+        self.entries.join(entry_rel(&entry::name_digest(key)))
     }
 
-    /// Opens `key`'s entry file for reading: beneath the held `entries/`
-    /// when there is one, else by path. Answers its path too.
-    pub(super) fn open_entry(&self, key: &[u8]) -> (PathBuf, io::Result<File>) {
+    /// Opens the entry file at `rel` below `entries/` for reading: beneath
+    /// the held `entries/` when there is one (which it answers too), else by
+    /// path.
+    pub(super) fn open_entry(
+        &self,
+        rel: &Path,
+        path: &Path,
+    ) -> (Option<Arc<File>>, io::Result<File>) {
         let io = &*self.opts.io;
-        let rel = entry_name(key);
-        let path = self.entries.join(&rel);
         let held = self
             .entries_dir
             .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        let file = match &*held {
-            Some(dir) => io.open_read_beneath(dir, &rel, &path),
-            None => io.open_read(&path),
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let file = match &held {
+            Some(dir) => io.open_read_beneath(dir, rel, path),
+            None => io.open_read(path),
         };
-        (path, file)
+        (held, file)
     }
 
     /// Holds `entries/` afresh if the directory at its path is no longer the
@@ -248,7 +256,9 @@ impl FileStore {
         };
         drop(held);
         if !same {
-            let fresh = hold_private_dir(&self.entries).ok();
+            // Files kept open beneath the directory let go are let go too.
+            self.kept.forget_all();
+            let fresh = hold_private_dir(&self.entries).ok().map(Arc::new);
             *self
                 .entries_dir
                 .write()
@@ -462,10 +472,10 @@ impl FileStore {
     }
 }
 
-/// An entry file's path below `entries/`: the blake3 digest of its key in
-/// hex, split after two characters.
-fn entry_name(key: &[u8]) -> PathBuf {
-    let hex = entry::name_digest(key).to_hex();
+/// An entry file's path below `entries/`, from the digest of its key: the
+/// digest in hex, split after two characters.
+fn entry_rel(name: &crate::key::Digest) -> PathBuf {
+    let hex = name.to_hex();
     [&hex[..2], &hex[2..]].iter().collect()
 }
 
@@ -548,6 +558,7 @@ impl CountedStore for FileStore {
         if u32::try_from(key.len()).is_err() {
             return Err(StoreError::KeyTooLong { len: key.len() });
         }
+        self.kept.forget(key);
         let path = self.entry_path(key);
         let cost = Self::entry_cost(key.len(), value.len());
         if cost > self.max_entry_len() {
@@ -571,6 +582,7 @@ impl CountedStore for FileStore {
 
     fn raw_remove(&self, key: &[u8]) -> Result<bool, StoreError> {
         let io = &*self.opts.io;
+        self.kept.forget(key);
         let path = self.entry_path(key);
         let size = match io.metadata(&path) {
             Ok(m) if m.is_file() => m.len(),

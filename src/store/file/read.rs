@@ -116,8 +116,12 @@ impl FileStore {
     }
 
     pub(super) fn get_inner(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let io = &*self.opts.io;
-        let (path, file) = self.open_entry(key);
+        if let Some(payload) = self.get_kept(key) {
+            return Ok(Some(payload));
+        }
+        let rel = entry_rel(&entry::name_digest(key));
+        let path = self.entries.join(&rel);
+        let (held, file) = self.open_entry(&rel, &path);
         let file = match file {
             Ok(f) => f,
             Err(e) if not_found(&e) => {
@@ -155,19 +159,11 @@ impl FileStore {
             .map_err(|e| StoreError::io("read", &path, e))?;
         match read {
             Outcome::Entry { payload, .. } => {
-                // Stamped through the descriptor: only the file just read;
-                // and not again within ATIME_GRAIN of its last stamp.
-                let now = self.opts.clock.now();
-                let recent = now
-                    .checked_sub(ATIME_GRAIN)
-                    .is_some_and(|since| stamped_since(&meta, since));
-                if !recent {
-                    if let Err(e) = io.set_atime(&file, now) {
-                        tracing::debug!(path = %path.display(), error = %e,
-                            "kcache store: could not stamp access time");
-                    }
-                }
+                self.stamp(&file, meta.accessed().ok(), &path);
                 self.counters.hit();
+                if let Some(dir) = held {
+                    self.kept.keep(key, &rel, dir, file, &meta);
+                }
                 Ok(Some(payload))
             }
             Outcome::OtherKey => {
@@ -179,6 +175,23 @@ impl FileStore {
                 self.counters.miss();
                 self.drop_corrupt(&path, &Snapshot::of(&meta), &d);
                 Ok(None)
+            }
+        }
+    }
+
+    /// Stamps the access time of `file` (just read) through its descriptor:
+    /// only the file read is ever stamped; and not again within
+    /// ATIME_GRAIN of its `last` stamp.
+    pub(super) fn stamp(&self, file: &File, last: Option<SystemTime>, path: &Path) {
+        let now = self.opts.clock.now();
+        let recent = now
+            .checked_sub(ATIME_GRAIN)
+            .zip(last)
+            .is_some_and(|(since, last)| last >= since);
+        if !recent {
+            if let Err(e) = self.opts.io.set_atime(file, now) {
+                tracing::debug!(path = %path.display(), error = %e,
+                    "kcache store: could not stamp access time");
             }
         }
     }
@@ -287,14 +300,6 @@ impl FileStore {
 /// hits that close together are one use as far as the LRU can tell (file
 /// times are that coarse anyway), and a hot entry costs no `futimens` each.
 const ATIME_GRAIN: Duration = Duration::from_millis(100);
-
-/// Whether the file's access time is at or after `since`.
-fn stamped_since(meta: &Metadata, since: SystemTime) -> bool {
-    let Ok(secs) = u64::try_from(meta.atime()) else {
-        return false;
-    };
-    UNIX_EPOCH + Duration::new(secs, meta.atime_nsec().clamp(0, 999_999_999) as u32) >= since
-}
 
 /// Reads `file` from offset `at`: first `head` in full, then up to `want`
 /// bytes appended to `tail` (which has room for them), with as few

@@ -129,6 +129,8 @@ impl FileStore {
         protect: Option<&Path>,
     ) -> Result<PruneReport, StoreError> {
         let _one = self.evicting.lock().unwrap_or_else(|p| p.into_inner());
+        // What this pass removes is not kept open past it.
+        self.kept.forget_all();
         if let Err(e) = self.sweep_stale_temps() {
             tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
         }
@@ -201,6 +203,7 @@ impl FileStore {
 
     pub(super) fn clear_inner(&self) -> Result<(), StoreError> {
         let _one = self.evicting.lock().unwrap_or_else(|p| p.into_inner());
+        self.kept.forget_all();
         let Scan { found, strays, .. } = self.scan()?;
         for stray in &strays {
             self.remove_stray(stray);

@@ -1,0 +1,133 @@
+//! The file store keeps an entry file open after a verified read, and reads
+//! it again only while the entry's name still links to it: whatever another
+//! process (or someone with the user's rights) does to the entry in between
+//! is seen by the next read, which is then a miss or the entry now there,
+//! never the file let go.
+
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::{symlink, FileExt};
+use std::path::Path;
+
+use kcache::store::{FileStore, Store};
+
+fn store(root: &Path) -> FileStore {
+    FileStore::open(root).unwrap()
+}
+
+fn got(s: &FileStore, key: &[u8]) -> Option<Vec<u8>> {
+    s.get(key).unwrap()
+}
+
+#[test]
+fn a_kept_entry_replaced_or_removed_by_another_process_is_read_afresh() {
+    let t = tempfile::tempdir().unwrap();
+    let (s, other) = (store(t.path()), store(t.path()));
+    s.put(b"k", b"first").unwrap();
+    for _ in 0..2 {
+        assert_eq!(got(&s, b"k").as_deref(), Some(&b"first"[..]));
+    }
+    other.put(b"k", b"second").unwrap();
+    assert_eq!(got(&s, b"k").as_deref(), Some(&b"second"[..]));
+    assert!(other.remove(b"k").unwrap());
+    assert_eq!(got(&s, b"k"), None);
+    other.put(b"k", b"third").unwrap();
+    for _ in 0..2 {
+        assert_eq!(got(&s, b"k").as_deref(), Some(&b"third"[..]));
+    }
+    other.clear().unwrap();
+    assert_eq!(got(&s, b"k"), None);
+}
+
+#[test]
+fn a_kept_entry_truncated_or_flipped_in_place_is_a_miss() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    let value = vec![7u8; 5000];
+    let damages: [fn(&fs::File, u64); 3] = [
+        |f, len| f.set_len(len - 1).unwrap(),
+        |f, len| f.write_all_at(&[0], len - 1).unwrap(),
+        |f, _| f.set_len(10).unwrap(),
+    ];
+    for (n, damage) in damages.into_iter().enumerate() {
+        s.put(b"k", &value).unwrap();
+        assert_eq!(got(&s, b"k").as_ref(), Some(&value), "{n}");
+        let path = s.entry_path(b"k");
+        let len = fs::metadata(&path).unwrap().len();
+        // The same inode, changed where it lies: not a rename.
+        damage(&OpenOptions::new().write(true).open(&path).unwrap(), len);
+        assert_eq!(got(&s, b"k"), None, "damage {n}");
+        assert!(!path.exists(), "damage {n}: the corrupt entry is removed");
+    }
+}
+
+#[test]
+fn a_kept_entry_moved_away_is_not_read_until_it_is_linked_back() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"value").unwrap();
+    assert!(got(&s, b"k").is_some());
+    let path = s.entry_path(b"k");
+    let away = t.path().join("away");
+    // As eviction does: out of its place first.
+    fs::rename(&path, &away).unwrap();
+    assert_eq!(got(&s, b"k"), None);
+    fs::hard_link(&away, &path).unwrap();
+    assert_eq!(got(&s, b"k").as_deref(), Some(&b"value"[..]));
+}
+
+#[test]
+fn a_symlink_put_at_a_kept_entrys_name_is_a_miss_and_removed() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"value").unwrap();
+    assert!(got(&s, b"k").is_some());
+    let path = s.entry_path(b"k");
+    let away = t.path().join("away");
+    fs::rename(&path, &away).unwrap();
+    // The very file kept, but reached through a symlink: never followed.
+    symlink(&away, &path).unwrap();
+    assert_eq!(got(&s, b"k"), None);
+    assert!(
+        fs::symlink_metadata(&path).is_err(),
+        "the symlink is removed"
+    );
+}
+
+#[test]
+fn a_symlinked_shard_of_a_kept_entry_never_serves_what_it_leads_to() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"genuine").unwrap();
+    assert!(got(&s, b"k").is_some());
+    // A decoy: the same key's entry, valid, written by a store of its own
+    // (another inode), in a directory outside; the shard a symlink to it.
+    let decoy = t.path().join("decoy");
+    let d = store(&decoy);
+    d.put(b"k", b"decoy").unwrap();
+    let path = s.entry_path(b"k");
+    let shard = path.parent().unwrap();
+    let decoy_shard = d.entry_path(b"k").parent().unwrap().to_path_buf();
+    fs::rename(shard, t.path().join("moved-shard")).unwrap();
+    symlink(&decoy_shard, shard).unwrap();
+    assert_eq!(got(&s, b"k"), None);
+    assert_eq!(
+        got(&d, b"k").as_deref(),
+        Some(&b"decoy"[..]),
+        "the decoy is untouched"
+    );
+}
+
+#[test]
+fn entries_past_the_kept_count_are_all_still_read() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    let keys: Vec<Vec<u8>> = (0..100u32).map(|i| i.to_le_bytes().to_vec()).collect();
+    for k in &keys {
+        s.put(k, k).unwrap();
+    }
+    for _ in 0..2 {
+        for k in &keys {
+            assert_eq!(got(&s, k).as_ref(), Some(k));
+        }
+    }
+}
