@@ -107,7 +107,7 @@
 //! * A writer that dies between writing and renaming leaves only a temp file,
 //!   swept once it is older than an hour (on open and before every eviction).
 //!   A deleted `tmp/` (or shard directory) is recreated by the next write.
-//! * A hit keeps its entry file open (per store at most 32 files of at most
+//! * A hit keeps its entry file open (per store at most 16 files of at most
 //!   1 MiB, least recently used first out), and the next read of that entry
 //!   is one `statx` of its name beneath the held `entries/` and one `preadv`
 //!   of the file kept, only while the `statx` gives the file's own device and

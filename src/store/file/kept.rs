@@ -23,8 +23,10 @@ use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 
-/// How many entry files a store keeps open.
-pub(super) const KEEP_FILES: usize = 32;
+/// How many entry files a store keeps open: enough for the entries a
+/// process reads again and again, few against its descriptor limit (a
+/// process may open many stores).
+pub(super) const KEEP_FILES: usize = 16;
 
 /// The largest entry file kept open.
 pub(super) const KEEP_MAX_BYTES: u64 = 1 << 20;
