@@ -62,6 +62,7 @@ pub mod backend;
 pub mod bytes;
 pub mod cache;
 pub mod canon;
+mod checksum;
 pub mod key;
 pub mod resolve;
 pub mod store;

@@ -82,3 +82,20 @@ fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
     assert_eq!(compile(), "compiled", "a swapped header is not a hit");
     assert_eq!(compile(), "stored");
 }
+
+/// `build.rs` links the CLI with `-no-pie` on glibc Linux (its start-up then
+/// applies no relative relocations) unless the build set `KCACHE_PIE`: the
+/// ELF type says which one cargo built.
+#[test]
+fn the_cli_is_position_dependent_unless_the_build_asked_for_a_pie() {
+    if !(cfg!(target_os = "linux") && cfg!(target_env = "gnu")) {
+        return;
+    }
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_kcache")).unwrap();
+    assert_eq!(&elf[..4], b"\x7fELF");
+    // e_type, little endian on every glibc Linux target kcache builds for.
+    let e_type = u16::from_le_bytes([elf[16], elf[17]]);
+    let wants_pie = option_env!("KCACHE_PIE").is_some_and(|v| !v.is_empty() && v != "0");
+    let (exec, dyn_) = (2, 3);
+    assert_eq!(e_type, if wants_pie { dyn_ } else { exec });
+}

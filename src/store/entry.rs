@@ -38,7 +38,7 @@ pub(crate) fn name_digest(key: &[u8]) -> Digest {
 /// (`resolve::stored`), a key against the file's name.
 pub(crate) fn checksum(payload: &[u8]) -> [u8; 32] {
     let mut sum = [0; 32];
-    sum[..16].copy_from_slice(&twox_hash::XxHash3_128::oneshot(payload).to_le_bytes());
+    sum[..16].copy_from_slice(&crate::checksum::xxh3_128(payload).to_le_bytes());
     sum
 }
 

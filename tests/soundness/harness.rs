@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use kcache::backend::{Backend, BackendError, Launch};
 use kcache::cache::code::Capacity;
@@ -619,13 +619,17 @@ fn phase<S: Subject>(
 /// Waits for the wall clock's next second, so a compile after it sees
 /// another `__TIME__` than one before: a wait for time to pass, not for
 /// another thread, so it cannot race.
+///
+/// The second is `time(2)`'s, the clock compilers read for `__TIME__`:
+/// glibc answers it from the kernel's coarse clock, which lags the precise
+/// one (`std::time::SystemTime`) by up to a tick. Waiting on that let B start
+/// a few milliseconds into the new second while `time` still said the old
+/// one, and NVRTC then wrote A's `__TIME__` into B (2 runs in 6, with the
+/// other time-macro cases running beside it). The coarse clock turning
+/// over means the precise one has too.
 fn next_second() {
-    let now = || {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    };
+    // SAFETY: `time` with a null pointer only returns the time.
+    let now = || unsafe { libc::time(std::ptr::null_mut()) };
     let start = now();
     while now() == start {
         std::thread::sleep(Duration::from_millis(20));

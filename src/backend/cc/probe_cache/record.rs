@@ -51,7 +51,7 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
         w.stat(id);
         w.0.extend_from_slice(d);
     });
-    let sum = twox_hash::XxHash3_64::oneshot(&w.0);
+    let sum = crate::checksum::xxh3_64(&w.0);
     w.u64(sum);
     w.0
 }
@@ -59,7 +59,7 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
 /// The file `bytes` record, or `None` when they are not exactly one.
 pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    if twox_hash::XxHash3_64::oneshot(body) != u64::from_le_bytes(sum.try_into().ok()?) {
+    if crate::checksum::xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?) {
         return None;
     }
     let mut r = Reader(body.strip_prefix(MAGIC.as_slice())?);
