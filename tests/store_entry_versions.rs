@@ -75,9 +75,9 @@ fn an_entry_whose_key_is_not_the_one_expected_is_read_whole() {
 
 /// Frames `payload` under `key` as version 2 is specified (magic
 /// `kcache\x02\n`, xxh3-128 little endian, 16 zero bytes), with the checksum
-/// computed by xxhash-rust. The store hashes with it only below 64 KiB and
-/// with twox-hash from there (`src/checksum.rs`, whose unit test holds the
-/// two to each other at every size class).
+/// computed by xxhash-rust. The store hashes with it for a process's first
+/// 256 KiB and with twox-hash after (`src/checksum.rs`, whose unit test
+/// holds the two to each other at every size class).
 fn frame_as_version_2_elsewhere(key: &[u8], payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::new();
     bytes.extend_from_slice(b"kcache\x02\n");
