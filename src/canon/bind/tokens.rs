@@ -11,7 +11,7 @@
 //! operator, so the grammar tells a label from a conditional expression.
 
 use super::keywords::{classify, is_opencl_space, opaque_construct};
-use super::typedefs::typedef_names;
+use super::typedefs::{typedef_names, Keywords};
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -174,8 +174,8 @@ pub fn adapt<'t>(
     }) {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &mut a);
-    let typedefs = typedef_names(text, &raw);
+    let (directives, keywords) = Directives::read(text, &raw, &mut a);
+    let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
     let mut info: Vec<Option<Word>> = Vec::new();
@@ -621,19 +621,27 @@ struct Directives<'t> {
 }
 
 impl<'t> Directives<'t> {
+    /// Reads the directives among `raw`; also which keywords its identifier
+    /// tokens spell (see [`Keywords`]).
     fn read(
         text: &'t [u8],
         raw: &[(TokenKind, Range<usize>, bool)],
         a: &mut Adapted<'t>,
-    ) -> Directives<'t> {
+    ) -> (Directives<'t>, Keywords) {
         let mut d = Directives {
             defined: Vec::new(),
             stringizing: Vec::new(),
         };
         let mut depth = 0usize;
         let mut open_at = 0usize;
+        // Which keywords the typedef pre-pass looks for stand anywhere, noted
+        // on this walk: most texts have none, and the pre-pass reads nothing.
+        let mut keywords = Keywords::default();
         for (kind, span, _) in raw {
             if *kind != TokenKind::Preprocessor {
+                if *kind == TokenKind::Ident {
+                    keywords.note(text, span);
+                }
                 continue;
             }
             // Without a backslash or a slash the line has no splice and no
@@ -733,7 +741,7 @@ impl<'t> Directives<'t> {
         if depth > 0 {
             a.conditional.push(open_at..text.len());
         }
-        d
+        (d, keywords)
     }
 }
 
