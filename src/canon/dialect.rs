@@ -277,10 +277,14 @@ impl<'m> Scanner<'m> {
                     }
                 }
                 TokenKind::Punct if text[span.clone()] == *b"(" => {
-                    let call = callee.is_some_and(|s| {
-                        let c = name_of(&text[s]);
-                        self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
-                    });
+                    // Without a macro to call, no name is spelled out.
+                    let macros = !self.defined.is_empty() || self.macros.is_some();
+                    let call = macros
+                        && callee.is_some_and(|s| {
+                            let c = name_of(&text[s]);
+                            self.defined.contains(&*c)
+                                || self.macros.is_some_and(|m| m.contains(&*c))
+                        });
                     let inside = self.parens.last() == Some(&true);
                     return self.parens.push(call || inside);
                 }

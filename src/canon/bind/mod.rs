@@ -44,6 +44,7 @@
 //! written: not renaming is always sound.
 
 mod asm;
+mod directives;
 mod keywords;
 mod members;
 pub mod neutral;
@@ -370,6 +371,9 @@ fn exempt_members(
     a: &mut tokens::Adapted<'_>,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Vec<usize> {
+    if !a.struct_words {
+        return Vec::new();
+    }
     let bodies = members::bodies(&a.toks);
     if bodies.is_empty() {
         return Vec::new();

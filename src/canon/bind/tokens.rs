@@ -10,8 +10,9 @@
 //! whose names are opaque occurrences instead. A `:` that closes a `?` is an
 //! operator, so the grammar tells a label from a conditional expression.
 
+use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
-use super::typedefs::{typedef_names, Keywords};
+use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -109,6 +110,9 @@ pub struct Adapted<'t> {
     pub typedefs: Vec<usize>,
     /// Why nothing in the text may be renamed, if nothing may.
     pub whole: Option<String>,
+    /// Whether some token may be [`Tok::Struct`] (a word classified so was
+    /// met): only then can [`Adapted::toks`] hold a struct body.
+    pub struct_words: bool,
 }
 
 /// Adapts the lexed `text` (`all`: [`super::lex`]) for the grammar.
@@ -124,8 +128,8 @@ pub fn adapt<'t>(
     raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
     let mut a = Adapted {
         toks: Vec::with_capacity(raw.len()),
-        names: Vec::new(),
         // About one distinct name per 64 bytes in generated kernels.
+        names: Vec::with_capacity(text.len() / 64 + 16),
         index: rustc_hash::FxHashMap::with_capacity_and_hasher(
             text.len() / 64 + 16,
             Default::default(),
@@ -138,6 +142,7 @@ pub fn adapt<'t>(
         glsl: false,
         typedefs: Vec::new(),
         whole: None,
+        struct_words: false,
     };
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
     // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
@@ -221,6 +226,7 @@ pub fn adapt<'t>(
                             &directives,
                             macros,
                         );
+                        a.struct_words |= w.class == Tok::Struct;
                         info[id as usize] = Some(w);
                         w
                     }
@@ -549,252 +555,4 @@ pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], ope
         }
     }
     raw.len()
-}
-
-/// Every identifier-like word in `text[span]` (a directive, an attribute, a
-/// string the compiler reads): opaque.
-fn words<'t>(
-    text: &'t [u8],
-    span: Range<usize>,
-    reason: Reason,
-    out: &mut Vec<(Cow<'t, [u8]>, Reason)>,
-) {
-    let s = &text[span];
-    let mut i = 0;
-    while i < s.len() {
-        let b = s[i];
-        if b == b'\\'
-            && s.get(i + 1)
-                .is_some_and(|c| !matches!(c, b'u' | b'U' | b'\n' | b'\r'))
-        {
-            // An escape in a string (`\n`): no word.
-            i += 2;
-        } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
-            let start = i;
-            while i < s.len()
-                && (s[i].is_ascii_alphanumeric()
-                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
-                    || s[i] >= 0x80
-                    // A backslash continues a word only as a UCN or a splice.
-                    || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
-            {
-                i += 1;
-            }
-            if i == start {
-                // A backslash that continues nothing (the last byte).
-                i += 1;
-                continue;
-            }
-            let w = &s[start..i];
-            // Conservative: the word as C spells it (splices removed, UCNs
-            // decoded) and each piece between backslashes and newlines.
-            if w.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                let part: Vec<u8> = spelling(w)
-                    .iter()
-                    .copied()
-                    .filter(|b| !matches!(b, b'\n' | b'\r'))
-                    .collect();
-                out.push((Cow::Owned(part), reason));
-            }
-            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                if !piece.is_empty() {
-                    out.push((Cow::Borrowed(piece), reason));
-                }
-            }
-        } else if b.is_ascii_digit() {
-            // A number: `2x` names nothing.
-            while i < s.len() && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'_' | b'.')) {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// What the text's own directives say.
-struct Directives<'t> {
-    /// Macros the text defines.
-    defined: Vec<Cow<'t, [u8]>>,
-    /// Macros the text defines whose bodies use `#` or `##`.
-    stringizing: Vec<Cow<'t, [u8]>>,
-}
-
-impl<'t> Directives<'t> {
-    /// Reads the directives among `raw`; also which keywords its identifier
-    /// tokens spell (see [`Keywords`]).
-    fn read(
-        text: &'t [u8],
-        raw: &[(TokenKind, Range<usize>, bool)],
-        a: &mut Adapted<'t>,
-    ) -> (Directives<'t>, Keywords) {
-        let mut d = Directives {
-            defined: Vec::new(),
-            stringizing: Vec::new(),
-        };
-        let mut depth = 0usize;
-        let mut open_at = 0usize;
-        // Which keywords the typedef pre-pass looks for stand anywhere, noted
-        // on this walk: most texts have none, and the pre-pass reads nothing.
-        let mut keywords = Keywords::default();
-        for (kind, span, _) in raw {
-            if *kind != TokenKind::Preprocessor {
-                if *kind == TokenKind::Ident {
-                    keywords.note(text, span);
-                }
-                continue;
-            }
-            // Without a backslash or a slash the line has no splice and no
-            // comment: it is its own text, and its words borrow from it.
-            let bytes = &text[span.clone()];
-            let plain = !bytes.iter().any(|&b| b == b'\\' || b == b'/');
-            let line: Cow<'t, [u8]> = if plain {
-                Cow::Borrowed(bytes)
-            } else {
-                Cow::Owned(strip_comments(&spelling(bytes)))
-            };
-            let body = line[1..].trim_ascii_start();
-            let word_len = body
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
-            let (word, rest) = body.split_at(word_len);
-            // A header name (`<a.h>`, `"a.h"`) names a file, not a macro.
-            let header = matches!(word, b"include" | b"include_next" | b"import")
-                && matches!(rest.trim_ascii_start().first(), Some(b'<' | b'"'));
-            if !header {
-                // A function-like macro's parameters are its own: they name
-                // nothing outside it.
-                let params = if word == b"define" {
-                    macro_params(rest.trim_ascii_start())
-                } else {
-                    Vec::new()
-                };
-                let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
-                if plain {
-                    let mut found = Vec::new();
-                    words(text, span.clone(), Reason::Directive, &mut found);
-                    a.opaque
-                        .extend(found.into_iter().filter(|(w, _)| own(&params, w)));
-                } else {
-                    let mut found = Vec::new();
-                    words(&line, 0..line.len(), Reason::Directive, &mut found);
-                    a.opaque.extend(
-                        found
-                            .into_iter()
-                            .filter(|(w, _)| own(&params, w))
-                            .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
-                    );
-                }
-            }
-            match word {
-                b"version" => a.glsl = true,
-                b"if" | b"ifdef" | b"ifndef" => {
-                    if depth == 0 {
-                        open_at = span.end;
-                    }
-                    depth += 1;
-                }
-                b"endif" => {
-                    if depth == 1 {
-                        a.conditional.push(open_at..span.start);
-                    }
-                    depth = depth.saturating_sub(1);
-                }
-                b"define" => {
-                    let rest = rest.trim_ascii_start();
-                    let n = rest
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
-                        .count();
-                    let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
-                    let body = &rest[n..];
-                    if body.windows(2).any(|w| w == b"##") {
-                        // A pasted name is no token: it may refer to any
-                        // declaration, so none may be renamed.
-                        a.whole.get_or_insert_with(|| {
-                            format!(
-                                "macro `{}` pastes tokens (##)",
-                                String::from_utf8_lossy(&name)
-                            )
-                        });
-                    } else if body.contains(&b'#') {
-                        d.stringizing.push(name.clone());
-                    }
-                    let balance = |o: u8, c: u8| {
-                        body.iter().filter(|&&b| b == o).count()
-                            != body.iter().filter(|&&b| b == c).count()
-                    };
-                    if balance(b'{', b'}') || balance(b'(', b')') || balance(b'[', b']') {
-                        a.whole.get_or_insert_with(|| {
-                            format!(
-                                "macro `{}` has unbalanced brackets",
-                                String::from_utf8_lossy(&name)
-                            )
-                        });
-                    }
-                    d.defined.push(name);
-                }
-                _ => {}
-            }
-        }
-        if depth > 0 {
-            a.conditional.push(open_at..text.len());
-        }
-        (d, keywords)
-    }
-}
-
-/// A directive line with its comments blanked (the preprocessor reads a
-/// comment as a space); quotes are honoured.
-fn strip_comments(line: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len());
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            q @ (b'"' | b'\'') => {
-                let start = i;
-                i += 1;
-                while i < line.len() && line[i] != q {
-                    i += if line[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(line.len());
-                out.extend_from_slice(&line[start..i]);
-            }
-            b'/' if line.get(i + 1) == Some(&b'/') => break,
-            b'/' if line.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i = (i + 2).min(line.len());
-                out.push(b' ');
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// The parameter names of `NAME(a, b)` at the start of a `#define`'s rest
-/// (none for an object-like macro: no `(` right after the name).
-fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
-    let n = rest
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
-        .count();
-    if rest.get(n) != Some(&b'(') {
-        return Vec::new();
-    }
-    let Some(close) = rest[n..].iter().position(|&b| b == b')') else {
-        return Vec::new();
-    };
-    rest[n + 1..n + close]
-        .split(|&b| b == b',')
-        .map(|p| p.trim_ascii().to_vec())
-        .filter(|p| !p.is_empty() && p.as_slice() != b"...")
-        .collect()
 }
