@@ -49,6 +49,7 @@ mod keywords;
 mod members;
 pub mod neutral;
 mod runs;
+mod short;
 pub mod sink;
 pub mod tokens;
 mod typedefs;

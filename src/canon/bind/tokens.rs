@@ -12,6 +12,7 @@
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
+use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
@@ -184,6 +185,7 @@ pub fn adapt<'t>(
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
     let mut info: Vec<Option<Word>> = Vec::new();
+    let mut short = ShortIds::with_capacity(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
@@ -206,13 +208,21 @@ pub fn adapt<'t>(
         let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
             TokenKind::Ident => {
-                let name = if spliced {
-                    spelling(bytes)
-                } else {
-                    Cow::Borrowed(bytes)
-                };
                 // One lookup per occurrence: what the spelling is, once per id.
-                let id = a.intern(name);
+                let id = if !spliced && bytes.len() <= SHORT {
+                    match short.get(text, span.start, span.end) {
+                        Some(id) => id,
+                        None => {
+                            let id = a.intern(Cow::Borrowed(bytes));
+                            short.insert(text, span.start, span.end, id);
+                            id
+                        }
+                    }
+                } else if spliced {
+                    a.intern(spelling(bytes))
+                } else {
+                    a.intern(Cow::Borrowed(bytes))
+                };
                 if info.len() <= id as usize {
                     info.resize(id as usize + 1, None);
                 }
