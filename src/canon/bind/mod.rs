@@ -49,6 +49,7 @@ mod keywords;
 mod members;
 pub mod neutral;
 mod runs;
+mod scratch;
 mod short;
 pub mod sink;
 pub mod tokens;
@@ -240,6 +241,15 @@ impl<'t> Binding<'t> {
     }
 }
 
+impl Drop for Binding<'_> {
+    /// Keeps the token buffers for the thread's next text (the binder's
+    /// per-thread spares).
+    fn drop(&mut self) {
+        scratch::give(std::mem::take(&mut self.tokens));
+        scratch::give(std::mem::take(&mut self.code_ids));
+    }
+}
+
 /// A lexed text: every token but blanks, comments included, as
 /// [`crate::canon::lexer::for_each_token_spliced`] gives them.
 pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
@@ -247,7 +257,7 @@ pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
 /// Lexes `text` as [`bind_lexed`] takes it (so a caller that also scans the
 /// tokens lexes once).
 pub fn lex(text: &[u8]) -> Lexed {
-    let mut all: Lexed = Vec::with_capacity(text.len() / 4 + 1);
+    let mut all: Lexed = scratch::take(text.len() / 4 + 1);
     crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
         if kind != TokenKind::Whitespace {
             all.push((kind, span, spliced));
@@ -288,15 +298,14 @@ fn bind_with<'t>(
         a.code_ids.len(),
         a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
     );
-    let mut binding = Binding {
-        whole: a.whole.clone(),
-        tokens: std::mem::take(&mut a.all),
-        code_ids: std::mem::take(&mut a.code_ids),
-        ..Binding::default()
-    };
+    let mut binding = Binding::default();
+    binding.whole = a.whole.clone();
+    binding.tokens = std::mem::take(&mut a.all);
+    binding.code_ids = std::mem::take(&mut a.code_ids);
     if binding.whole.is_some() {
         binding.names = std::mem::take(&mut a.names);
         binding.index = std::mem::take(&mut a.index);
+        a.give_back();
         return binding;
     }
     let sink = RefCell::new(Sink {
@@ -351,16 +360,18 @@ fn bind_with<'t>(
             .any(|d| d.kind == DeclKind::Typedef && d.to == PENDING)
     {
         binding.whole = Some("its typedef names are not told apart from other names".into());
-        binding.names = a.names;
-        binding.index = a.index;
+        binding.names = std::mem::take(&mut a.names);
+        binding.index = std::mem::take(&mut a.index);
+        a.give_back();
         return binding;
     }
     resolve_pending(&mut sink);
     judge(&mut a, &sink, &unparsed, &mut binding);
     binding.unparsed = unparsed;
-    binding.index = a.index;
-    binding.names = a.names;
+    binding.index = std::mem::take(&mut a.index);
+    binding.names = std::mem::take(&mut a.names);
     binding.members = members;
+    a.give_back();
     binding
 }
 

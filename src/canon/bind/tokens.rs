@@ -12,6 +12,7 @@
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
+use super::scratch;
 use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
 use super::Reason;
@@ -125,10 +126,10 @@ pub fn adapt<'t>(
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
     // Sized up front: a filtered collect would grow (and copy) as it goes.
-    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(all.len());
+    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
     raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
     let mut a = Adapted {
-        toks: Vec::with_capacity(raw.len()),
+        toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
         names: Vec::with_capacity(text.len() / 64 + 16),
         index: rustc_hash::FxHashMap::with_capacity_and_hasher(
@@ -136,8 +137,8 @@ pub fn adapt<'t>(
             Default::default(),
         ),
         all,
-        idents: Vec::with_capacity(raw.len() / 2),
-        code_ids: Vec::with_capacity(raw.len() / 2),
+        idents: scratch::take(raw.len() / 2),
+        code_ids: scratch::take(raw.len() / 2),
         opaque: Vec::new(),
         conditional: Vec::new(),
         glsl: false,
@@ -435,10 +436,20 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
+    scratch::give(raw);
     a
 }
 
 impl<'t> Adapted<'t> {
+    /// Keeps the buffers the binder is done with for the thread's next text
+    /// (see [`super::scratch`]).
+    pub(super) fn give_back(&mut self) {
+        scratch::give(std::mem::take(&mut self.toks));
+        scratch::give(std::mem::take(&mut self.idents));
+        scratch::give(std::mem::take(&mut self.all));
+        scratch::give(std::mem::take(&mut self.code_ids));
+    }
+
     /// The id of `name`, interned on first sight.
     pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
         if let Some(&id) = self.index.get(name.as_ref()) {
