@@ -281,13 +281,13 @@ pub fn adapt<'t>(
                     }
                     continue;
                 }
-                let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let next_is_word = || raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
                 let tok = if tag_here
                     || !typedefs.declaring.is_empty()
                         && typedefs.declaring.binary_search(&span.start).is_ok()
                 {
                     Tok::Ident
-                } else if next_is_word && word.opencl_space {
+                } else if word.opencl_space && next_is_word() {
                     // OpenCL's unprefixed address spaces are keywords only
                     // there; elsewhere `kernel` or `local` is a name. Before
                     // another word (`global float* x`) it is the keyword.
@@ -296,8 +296,8 @@ pub fn adapt<'t>(
                     word.class
                 };
                 after_tag = word.tag_keyword;
-                let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let never = if tok == Tok::Ident && invoked && word.stringizes {
+                let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let never = if tok == Tok::Ident && word.stringizes && invoked() {
                     // A macro whose body may stringize or paste its
                     // arguments: their names are opaque.
                     let end = balanced(text, &raw, i);
