@@ -6,7 +6,10 @@
 //! balanced token runs), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole
-//! function; a `for`-init declaration: over the `for`).
+//! function; a `for`-init declaration: over the `for`). The token buffers
+//! (the lexing, the terminals, the identifier list) are kept per thread from
+//! one text to the next (`bind/scratch.rs`), so a call neither allocates
+//! them anew nor faults them in again.
 //!
 //! A name is *verified* when every occurrence of it in code is within the
 //! scope of a declaration of it in the text that binds (a block-scope object,

@@ -9,6 +9,13 @@
 //! `__launch_bounds__`, GLSL `layout(...)`), `asm` operands and `_Pragma`,
 //! whose names are opaque occurrences instead. A `:` that closes a `?` is an
 //! operator, so the grammar tells a label from a conditional expression.
+//!
+//! Each identifier is interned once per occurrence: one of at most 16 plain
+//! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
+//! any other through the hash map, whose ids both share. The text's own
+//! directives are read in `bind/directives.rs`, on a walk that also notes
+//! whether any identifier is spelled `typedef` or a tag keyword: a text
+//! with neither skips the typedef pre-pass.
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
