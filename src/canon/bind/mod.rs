@@ -481,8 +481,7 @@ fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
 /// Gives each block-scope declaration the end of the innermost scope that
 /// holds it (scopes nest, so a sweep in position order finds it).
 fn resolve_pending(sink: &mut Sink) {
-    let mut scopes = sink.scopes.clone();
-    scopes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let scopes = outermost_first(&sink.scopes);
     let mut order: Vec<usize> = (0..sink.decls.len())
         .filter(|&i| sink.decls[i].to == PENDING)
         .collect();
@@ -509,6 +508,28 @@ fn resolve_pending(sink: &mut Sink) {
             None => sink.decls[i].kind = DeclKind::Linkage,
         }
     }
+}
+
+/// `scopes` by start, the longer first where two start together. Sorted as
+/// single integers when the offsets fit in 32 bits (start above, end
+/// complemented below: the same order, compared in one instruction).
+fn outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let fits = scopes
+        .iter()
+        .all(|&(l, r)| l <= u32::MAX as usize && r <= u32::MAX as usize);
+    if !fits {
+        let mut v = scopes.to_vec();
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        return v;
+    }
+    let mut keys: Vec<u64> = scopes
+        .iter()
+        .map(|&(l, r)| (l as u64) << 32 | (u32::MAX - r as u32) as u64)
+        .collect();
+    keys.sort_unstable();
+    keys.iter()
+        .map(|&k| ((k >> 32) as usize, (u32::MAX - k as u32) as usize))
+        .collect()
 }
 
 /// Sorts and merges overlapping ranges.
