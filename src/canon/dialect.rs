@@ -244,8 +244,38 @@ impl<'m> Scanner<'m> {
                 }
                 _ => {}
             }
+        } else if kind == TokenKind::Punct && self.kernel_name.is_some() {
+            // Parentheses, the most common token the scan wants: what the
+            // slow path does for them, without its call.
+            match &text[span.clone()] {
+                b"(" => {
+                    let callee = self.last_ident.take();
+                    return self.open_paren(text, callee);
+                }
+                b")" => {
+                    self.last_ident = None;
+                    self.parens.pop();
+                    return;
+                }
+                _ => {}
+            }
         }
         self.token_slow(text, kind, span, spliced)
+    }
+
+    /// A `(` (with a kernel name to look for) after the name `callee`, if
+    /// one stood right before it: whether it opens a macro's arguments.
+    #[inline]
+    fn open_paren(&mut self, text: &[u8], callee: Option<Range<usize>>) {
+        // Without a macro to call, no name is spelled out.
+        let macros = !self.defined.is_empty() || self.macros.is_some();
+        let call = macros
+            && callee.is_some_and(|s| {
+                let c = name_of(&text[s]);
+                self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
+            });
+        let inside = self.parens.last() == Some(&true);
+        self.parens.push(call || inside);
     }
 
     #[inline(never)]
@@ -277,12 +307,7 @@ impl<'m> Scanner<'m> {
                     }
                 }
                 TokenKind::Punct if text[span.clone()] == *b"(" => {
-                    let call = callee.is_some_and(|s| {
-                        let c = name_of(&text[s]);
-                        self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
-                    });
-                    let inside = self.parens.last() == Some(&true);
-                    return self.parens.push(call || inside);
+                    return self.open_paren(text, callee);
                 }
                 TokenKind::Punct if text[span.clone()] == *b")" => {
                     self.parens.pop();

@@ -81,7 +81,7 @@ use std::ops::Range;
 mod names;
 mod options;
 
-use names::{is_digits, is_numbered, lossy, push_decimal, raw_text};
+use names::{increment_decimal, is_digits, is_numbered, lossy, lossy_owned, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 
@@ -242,10 +242,7 @@ impl Renamer {
             .map(|(from, taken)| {
                 let mut to = Vec::new();
                 pass.write_taken(*taken, &mut to);
-                (
-                    String::from_utf8_lossy(from).into_owned(),
-                    String::from_utf8_lossy(&to).into_owned(),
-                )
+                (lossy(from), lossy_owned(to))
             })
             .collect();
         Canonical {
@@ -452,6 +449,8 @@ struct Pass<'r, 't, 'k> {
     renamed: usize,
     /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for `n = 1`).
     names: Vec<u8>,
+    /// `renamed` in decimal.
+    decimal: Vec<u8>,
     ends: Vec<usize>,
     out: Vec<u8>,
     /// How far `text` has been written out.
@@ -496,6 +495,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             record: false,
             renamed: 0,
             names: Vec::new(),
+            decimal: Vec::new(),
             ends: Vec::new(),
             out: Vec::new(),
             copied: 0,
@@ -543,6 +543,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     fn run(&mut self) {
         let text = self.text;
         self.out.reserve(text.len() + 16);
+        if self.record {
+            // At most one entry per name: no regrowing while recording.
+            self.order.reserve(self.binding.name_count() + 1);
+        }
         if self.marked {
             self.out.extend_from_slice(b"/*kc0 ");
             self.out.extend_from_slice(&self.prefix);
@@ -750,7 +754,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         self.renamed += 1;
         self.names.extend_from_slice(&self.prefix);
-        push_decimal(&mut self.names, self.renamed);
+        // The number before, plus one, in place: no division per name.
+        increment_decimal(&mut self.decimal);
+        self.names.extend_from_slice(&self.decimal);
         self.ends.push(self.names.len());
         let taken = Taken::Renamed(self.renamed);
         if self.record {

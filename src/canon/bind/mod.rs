@@ -6,7 +6,10 @@
 //! balanced token runs), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole
-//! function; a `for`-init declaration: over the `for`).
+//! function; a `for`-init declaration: over the `for`). The token buffers
+//! (the lexing, the terminals, the identifier list) are kept per thread from
+//! one text to the next (`bind/scratch.rs`), so a call neither allocates
+//! them anew nor faults them in again.
 //!
 //! A name is *verified* when every occurrence of it in code is within the
 //! scope of a declaration of it in the text that binds (a block-scope object,
@@ -44,10 +47,13 @@
 //! written: not renaming is always sound.
 
 mod asm;
+mod directives;
 mod keywords;
 mod members;
 pub mod neutral;
 mod runs;
+mod scratch;
+mod short;
 pub mod sink;
 pub mod tokens;
 mod typedefs;
@@ -238,6 +244,15 @@ impl<'t> Binding<'t> {
     }
 }
 
+impl Drop for Binding<'_> {
+    /// Keeps the token buffers for the thread's next text (the binder's
+    /// per-thread spares).
+    fn drop(&mut self) {
+        scratch::give(std::mem::take(&mut self.tokens));
+        scratch::give(std::mem::take(&mut self.code_ids));
+    }
+}
+
 /// A lexed text: every token but blanks, comments included, as
 /// [`crate::canon::lexer::for_each_token_spliced`] gives them.
 pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
@@ -245,7 +260,7 @@ pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
 /// Lexes `text` as [`bind_lexed`] takes it (so a caller that also scans the
 /// tokens lexes once).
 pub fn lex(text: &[u8]) -> Lexed {
-    let mut all: Lexed = Vec::with_capacity(text.len() / 4 + 1);
+    let mut all: Lexed = scratch::take(text.len() / 4 + 1);
     crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
         if kind != TokenKind::Whitespace {
             all.push((kind, span, spliced));
@@ -286,15 +301,14 @@ fn bind_with<'t>(
         a.code_ids.len(),
         a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
     );
-    let mut binding = Binding {
-        whole: a.whole.clone(),
-        tokens: std::mem::take(&mut a.all),
-        code_ids: std::mem::take(&mut a.code_ids),
-        ..Binding::default()
-    };
+    let mut binding = Binding::default();
+    binding.whole = a.whole.clone();
+    binding.tokens = std::mem::take(&mut a.all);
+    binding.code_ids = std::mem::take(&mut a.code_ids);
     if binding.whole.is_some() {
         binding.names = std::mem::take(&mut a.names);
         binding.index = std::mem::take(&mut a.index);
+        a.give_back();
         return binding;
     }
     let sink = RefCell::new(Sink {
@@ -349,16 +363,18 @@ fn bind_with<'t>(
             .any(|d| d.kind == DeclKind::Typedef && d.to == PENDING)
     {
         binding.whole = Some("its typedef names are not told apart from other names".into());
-        binding.names = a.names;
-        binding.index = a.index;
+        binding.names = std::mem::take(&mut a.names);
+        binding.index = std::mem::take(&mut a.index);
+        a.give_back();
         return binding;
     }
     resolve_pending(&mut sink);
     judge(&mut a, &sink, &unparsed, &mut binding);
     binding.unparsed = unparsed;
-    binding.index = a.index;
-    binding.names = a.names;
+    binding.index = std::mem::take(&mut a.index);
+    binding.names = std::mem::take(&mut a.names);
     binding.members = members;
+    a.give_back();
     binding
 }
 
@@ -370,6 +386,9 @@ fn exempt_members(
     a: &mut tokens::Adapted<'_>,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Vec<usize> {
+    if !a.struct_words {
+        return Vec::new();
+    }
     let bodies = members::bodies(&a.toks);
     if bodies.is_empty() {
         return Vec::new();
@@ -462,8 +481,7 @@ fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
 /// Gives each block-scope declaration the end of the innermost scope that
 /// holds it (scopes nest, so a sweep in position order finds it).
 fn resolve_pending(sink: &mut Sink) {
-    let mut scopes = sink.scopes.clone();
-    scopes.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let scopes = outermost_first(&sink.scopes);
     let mut order: Vec<usize> = (0..sink.decls.len())
         .filter(|&i| sink.decls[i].to == PENDING)
         .collect();
@@ -490,6 +508,28 @@ fn resolve_pending(sink: &mut Sink) {
             None => sink.decls[i].kind = DeclKind::Linkage,
         }
     }
+}
+
+/// `scopes` by start, the longer first where two start together. Sorted as
+/// single integers when the offsets fit in 32 bits (start above, end
+/// complemented below: the same order, compared in one instruction).
+fn outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let fits = scopes
+        .iter()
+        .all(|&(l, r)| l <= u32::MAX as usize && r <= u32::MAX as usize);
+    if !fits {
+        let mut v = scopes.to_vec();
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        return v;
+    }
+    let mut keys: Vec<u64> = scopes
+        .iter()
+        .map(|&(l, r)| (l as u64) << 32 | (u32::MAX - r as u32) as u64)
+        .collect();
+    keys.sort_unstable();
+    keys.iter()
+        .map(|&k| ((k >> 32) as usize, (u32::MAX - k as u32) as usize))
+        .collect()
 }
 
 /// Sorts and merges overlapping ranges.

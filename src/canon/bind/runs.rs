@@ -85,23 +85,30 @@ fn starts(t: Tok, after_assign: bool) -> bool {
 /// The end (exclusive) of the run starting at `toks[from]`, if it is one
 /// that may be collapsed: it ends before a top-level `;` (a statement), or
 /// before a top-level `,`, `;`, `:` or closing bracket (after `=`).
-fn run_end(toks: &[(usize, Tok, usize)], from: usize, statement: bool) -> Option<usize> {
+fn run_end(
+    toks: &[(usize, Tok, usize)],
+    from: usize,
+    statement: bool,
+    open: &mut Vec<Tok>,
+) -> Option<usize> {
     if !starts(toks.get(from)?.1, !statement) {
         return None;
     }
-    run_to(toks, from, statement, false)
+    run_to(toks, from, statement, false, open)
 }
 
 /// The end of the run from `toks[from]` as [`run_end`] finds it, or, when
 /// `for_tail` is set, before the `)` that closes the brackets it stands in
-/// (and at nothing else).
+/// (and at nothing else). `open`: room for the brackets open in the run
+/// (one buffer for every run of a text).
 fn run_to(
     toks: &[(usize, Tok, usize)],
     from: usize,
     statement: bool,
     for_tail: bool,
+    open: &mut Vec<Tok>,
 ) -> Option<usize> {
-    let mut open: Vec<Tok> = Vec::new();
+    open.clear();
     for (i, &(_, t, _)) in toks.iter().enumerate().skip(from) {
         match t {
             Tok::LParen | Tok::LBracket => open.push(t),
@@ -152,6 +159,7 @@ pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> 
     // Per open bracket of any kind: how many `;` stand at its top level when
     // it is the parenthesis of a `for` head, else `None`.
     let mut nest: Vec<Option<u8>> = Vec::new();
+    let mut open: Vec<Tok> = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         let t = toks[i];
@@ -173,7 +181,7 @@ pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> 
                 if let Some(Some(n)) = nest.last_mut() {
                     *n = n.saturating_add(1);
                     if *n == 2 && toks.get(i).is_some_and(|t| starts(t.1, false)) {
-                        if let Some(end) = run_to(&toks, i, true, true) {
+                        if let Some(end) = run_to(&toks, i, true, true, &mut open) {
                             if end > i + 1 {
                                 let group = (toks[i].0, Tok::Group, toks[end - 1].2);
                                 prev = Some(toks[end - 1].1);
@@ -207,7 +215,7 @@ pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> 
             Tok::Assign => false,
             _ => continue,
         };
-        if let Some(end) = run_end(&toks, i, statement) {
+        if let Some(end) = run_end(&toks, i, statement, &mut open) {
             if end > i + 1 {
                 let group = (toks[i].0, Tok::Group, toks[end - 1].2);
                 prev = Some(toks[end - 1].1);

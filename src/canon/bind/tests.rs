@@ -355,3 +355,18 @@ fn a_local_spelled_like_a_member_of_a_plain_struct_binds() {
         Reason::Tag,
     );
 }
+
+#[test]
+fn scopes_sort_outermost_first_as_pairs_do() {
+    let by_pairs = |v: &[(usize, usize)]| {
+        let mut v = v.to_vec();
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        v
+    };
+    let small = [(5, 9), (0, 20), (5, 12), (3, 4), (0, 20), (12, 12), (0, 1)];
+    assert_eq!(super::outermost_first(&small), by_pairs(&small));
+    // Offsets past 32 bits (where usize has them) take the pairwise sort.
+    let m = usize::MAX;
+    let large = [(m - 4, m), (7, m), (7, 8), (m - 4, m - 3), (7, m)];
+    assert_eq!(super::outermost_first(&large), by_pairs(&large));
+}

@@ -9,8 +9,18 @@
 //! `__launch_bounds__`, GLSL `layout(...)`), `asm` operands and `_Pragma`,
 //! whose names are opaque occurrences instead. A `:` that closes a `?` is an
 //! operator, so the grammar tells a label from a conditional expression.
+//!
+//! Each identifier is interned once per occurrence: one of at most 16 plain
+//! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
+//! any other through the hash map, whose ids both share. The text's own
+//! directives are read in `bind/directives.rs`, on a walk that also notes
+//! whether any identifier is spelled `typedef` or a tag keyword: a text
+//! with neither skips the typedef pre-pass.
 
+use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
+use super::scratch;
+use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
@@ -109,6 +119,9 @@ pub struct Adapted<'t> {
     pub typedefs: Vec<usize>,
     /// Why nothing in the text may be renamed, if nothing may.
     pub whole: Option<String>,
+    /// Whether some token may be [`Tok::Struct`] (a word classified so was
+    /// met): only then can [`Adapted::toks`] hold a struct body.
+    pub struct_words: bool,
 }
 
 /// Adapts the lexed `text` (`all`: [`super::lex`]) for the grammar.
@@ -120,24 +133,25 @@ pub fn adapt<'t>(
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
     // Sized up front: a filtered collect would grow (and copy) as it goes.
-    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = Vec::with_capacity(all.len());
+    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
     raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
     let mut a = Adapted {
-        toks: Vec::with_capacity(raw.len()),
-        names: Vec::new(),
+        toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
+        names: Vec::with_capacity(text.len() / 64 + 16),
         index: rustc_hash::FxHashMap::with_capacity_and_hasher(
             text.len() / 64 + 16,
             Default::default(),
         ),
         all,
-        idents: Vec::with_capacity(raw.len() / 2),
-        code_ids: Vec::with_capacity(raw.len() / 2),
+        idents: scratch::take(raw.len() / 2),
+        code_ids: scratch::take(raw.len() / 2),
         opaque: Vec::new(),
         conditional: Vec::new(),
         glsl: false,
         typedefs: Vec::new(),
         whole: None,
+        struct_words: false,
     };
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
     // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
@@ -174,11 +188,12 @@ pub fn adapt<'t>(
     }) {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &mut a);
-    let typedefs = typedef_names(text, &raw);
+    let (directives, keywords) = Directives::read(text, &raw, &mut a);
+    let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
     let mut info: Vec<Option<Word>> = Vec::new();
+    let mut short = ShortIds::with_capacity(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
@@ -201,13 +216,21 @@ pub fn adapt<'t>(
         let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
             TokenKind::Ident => {
-                let name = if spliced {
-                    spelling(bytes)
-                } else {
-                    Cow::Borrowed(bytes)
-                };
                 // One lookup per occurrence: what the spelling is, once per id.
-                let id = a.intern(name);
+                let id = if !spliced && bytes.len() <= SHORT {
+                    match short.get(text, span.start, span.end) {
+                        Some(id) => id,
+                        None => {
+                            let id = a.intern(Cow::Borrowed(bytes));
+                            short.insert(text, span.start, span.end, id);
+                            id
+                        }
+                    }
+                } else if spliced {
+                    a.intern(spelling(bytes))
+                } else {
+                    a.intern(Cow::Borrowed(bytes))
+                };
                 if info.len() <= id as usize {
                     info.resize(id as usize + 1, None);
                 }
@@ -221,6 +244,7 @@ pub fn adapt<'t>(
                             &directives,
                             macros,
                         );
+                        a.struct_words |= w.class == Tok::Struct;
                         info[id as usize] = Some(w);
                         w
                     }
@@ -264,13 +288,13 @@ pub fn adapt<'t>(
                     }
                     continue;
                 }
-                let next_is_word = raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let next_is_word = || raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
                 let tok = if tag_here
                     || !typedefs.declaring.is_empty()
                         && typedefs.declaring.binary_search(&span.start).is_ok()
                 {
                     Tok::Ident
-                } else if next_is_word && word.opencl_space {
+                } else if word.opencl_space && next_is_word() {
                     // OpenCL's unprefixed address spaces are keywords only
                     // there; elsewhere `kernel` or `local` is a name. Before
                     // another word (`global float* x`) it is the keyword.
@@ -279,8 +303,8 @@ pub fn adapt<'t>(
                     word.class
                 };
                 after_tag = word.tag_keyword;
-                let invoked = i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let never = if tok == Tok::Ident && invoked && word.stringizes {
+                let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let never = if tok == Tok::Ident && word.stringizes && invoked() {
                     // A macro whose body may stringize or paste its
                     // arguments: their names are opaque.
                     let end = balanced(text, &raw, i);
@@ -419,10 +443,20 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
+    scratch::give(raw);
     a
 }
 
 impl<'t> Adapted<'t> {
+    /// Keeps the buffers the binder is done with for the thread's next text
+    /// (see [`super::scratch`]).
+    pub(super) fn give_back(&mut self) {
+        scratch::give(std::mem::take(&mut self.toks));
+        scratch::give(std::mem::take(&mut self.idents));
+        scratch::give(std::mem::take(&mut self.all));
+        scratch::give(std::mem::take(&mut self.code_ids));
+    }
+
     /// The id of `name`, interned on first sight.
     pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
         if let Some(&id) = self.index.get(name.as_ref()) {
@@ -549,244 +583,4 @@ pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], ope
         }
     }
     raw.len()
-}
-
-/// Every identifier-like word in `text[span]` (a directive, an attribute, a
-/// string the compiler reads): opaque.
-fn words<'t>(
-    text: &'t [u8],
-    span: Range<usize>,
-    reason: Reason,
-    out: &mut Vec<(Cow<'t, [u8]>, Reason)>,
-) {
-    let s = &text[span];
-    let mut i = 0;
-    while i < s.len() {
-        let b = s[i];
-        if b == b'\\'
-            && s.get(i + 1)
-                .is_some_and(|c| !matches!(c, b'u' | b'U' | b'\n' | b'\r'))
-        {
-            // An escape in a string (`\n`): no word.
-            i += 2;
-        } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
-            let start = i;
-            while i < s.len()
-                && (s[i].is_ascii_alphanumeric()
-                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
-                    || s[i] >= 0x80
-                    // A backslash continues a word only as a UCN or a splice.
-                    || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
-            {
-                i += 1;
-            }
-            if i == start {
-                // A backslash that continues nothing (the last byte).
-                i += 1;
-                continue;
-            }
-            let w = &s[start..i];
-            // Conservative: the word as C spells it (splices removed, UCNs
-            // decoded) and each piece between backslashes and newlines.
-            if w.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                let part: Vec<u8> = spelling(w)
-                    .iter()
-                    .copied()
-                    .filter(|b| !matches!(b, b'\n' | b'\r'))
-                    .collect();
-                out.push((Cow::Owned(part), reason));
-            }
-            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                if !piece.is_empty() {
-                    out.push((Cow::Borrowed(piece), reason));
-                }
-            }
-        } else if b.is_ascii_digit() {
-            // A number: `2x` names nothing.
-            while i < s.len() && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'_' | b'.')) {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-}
-
-/// What the text's own directives say.
-struct Directives<'t> {
-    /// Macros the text defines.
-    defined: Vec<Cow<'t, [u8]>>,
-    /// Macros the text defines whose bodies use `#` or `##`.
-    stringizing: Vec<Cow<'t, [u8]>>,
-}
-
-impl<'t> Directives<'t> {
-    fn read(
-        text: &'t [u8],
-        raw: &[(TokenKind, Range<usize>, bool)],
-        a: &mut Adapted<'t>,
-    ) -> Directives<'t> {
-        let mut d = Directives {
-            defined: Vec::new(),
-            stringizing: Vec::new(),
-        };
-        let mut depth = 0usize;
-        let mut open_at = 0usize;
-        for (kind, span, _) in raw {
-            if *kind != TokenKind::Preprocessor {
-                continue;
-            }
-            // Without a backslash or a slash the line has no splice and no
-            // comment: it is its own text, and its words borrow from it.
-            let bytes = &text[span.clone()];
-            let plain = !bytes.iter().any(|&b| b == b'\\' || b == b'/');
-            let line: Cow<'t, [u8]> = if plain {
-                Cow::Borrowed(bytes)
-            } else {
-                Cow::Owned(strip_comments(&spelling(bytes)))
-            };
-            let body = line[1..].trim_ascii_start();
-            let word_len = body
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
-            let (word, rest) = body.split_at(word_len);
-            // A header name (`<a.h>`, `"a.h"`) names a file, not a macro.
-            let header = matches!(word, b"include" | b"include_next" | b"import")
-                && matches!(rest.trim_ascii_start().first(), Some(b'<' | b'"'));
-            if !header {
-                // A function-like macro's parameters are its own: they name
-                // nothing outside it.
-                let params = if word == b"define" {
-                    macro_params(rest.trim_ascii_start())
-                } else {
-                    Vec::new()
-                };
-                let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
-                if plain {
-                    let mut found = Vec::new();
-                    words(text, span.clone(), Reason::Directive, &mut found);
-                    a.opaque
-                        .extend(found.into_iter().filter(|(w, _)| own(&params, w)));
-                } else {
-                    let mut found = Vec::new();
-                    words(&line, 0..line.len(), Reason::Directive, &mut found);
-                    a.opaque.extend(
-                        found
-                            .into_iter()
-                            .filter(|(w, _)| own(&params, w))
-                            .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
-                    );
-                }
-            }
-            match word {
-                b"version" => a.glsl = true,
-                b"if" | b"ifdef" | b"ifndef" => {
-                    if depth == 0 {
-                        open_at = span.end;
-                    }
-                    depth += 1;
-                }
-                b"endif" => {
-                    if depth == 1 {
-                        a.conditional.push(open_at..span.start);
-                    }
-                    depth = depth.saturating_sub(1);
-                }
-                b"define" => {
-                    let rest = rest.trim_ascii_start();
-                    let n = rest
-                        .iter()
-                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
-                        .count();
-                    let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
-                    let body = &rest[n..];
-                    if body.windows(2).any(|w| w == b"##") {
-                        // A pasted name is no token: it may refer to any
-                        // declaration, so none may be renamed.
-                        a.whole.get_or_insert_with(|| {
-                            format!(
-                                "macro `{}` pastes tokens (##)",
-                                String::from_utf8_lossy(&name)
-                            )
-                        });
-                    } else if body.contains(&b'#') {
-                        d.stringizing.push(name.clone());
-                    }
-                    let balance = |o: u8, c: u8| {
-                        body.iter().filter(|&&b| b == o).count()
-                            != body.iter().filter(|&&b| b == c).count()
-                    };
-                    if balance(b'{', b'}') || balance(b'(', b')') || balance(b'[', b']') {
-                        a.whole.get_or_insert_with(|| {
-                            format!(
-                                "macro `{}` has unbalanced brackets",
-                                String::from_utf8_lossy(&name)
-                            )
-                        });
-                    }
-                    d.defined.push(name);
-                }
-                _ => {}
-            }
-        }
-        if depth > 0 {
-            a.conditional.push(open_at..text.len());
-        }
-        d
-    }
-}
-
-/// A directive line with its comments blanked (the preprocessor reads a
-/// comment as a space); quotes are honoured.
-fn strip_comments(line: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len());
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            q @ (b'"' | b'\'') => {
-                let start = i;
-                i += 1;
-                while i < line.len() && line[i] != q {
-                    i += if line[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(line.len());
-                out.extend_from_slice(&line[start..i]);
-            }
-            b'/' if line.get(i + 1) == Some(&b'/') => break,
-            b'/' if line.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
-                    i += 1;
-                }
-                i = (i + 2).min(line.len());
-                out.push(b' ');
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// The parameter names of `NAME(a, b)` at the start of a `#define`'s rest
-/// (none for an object-like macro: no `(` right after the name).
-fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
-    let n = rest
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
-        .count();
-    if rest.get(n) != Some(&b'(') {
-        return Vec::new();
-    }
-    let Some(close) = rest[n..].iter().position(|&b| b == b')') else {
-        return Vec::new();
-    };
-    rest[n + 1..n + close]
-        .split(|&b| b == b',')
-        .map(|p| p.trim_ascii().to_vec())
-        .filter(|p| !p.is_empty() && p.as_slice() != b"...")
-        .collect()
 }

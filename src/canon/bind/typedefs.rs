@@ -17,17 +17,65 @@ pub struct Typedefs<'t> {
     pub declaring: Vec<usize>,
 }
 
+/// Which keywords some identifier token of a text is spelled as, byte for
+/// byte (a spliced one is not).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keywords {
+    /// `struct`, `union`, `enum` or `class`.
+    pub tags: bool,
+    /// `typedef`.
+    pub typedef: bool,
+}
+
+impl Keywords {
+    /// Notes the identifier token `text[span]`.
+    #[inline]
+    pub fn note(&mut self, text: &[u8], span: &Range<usize>) {
+        // Most words are ruled out by their length and first byte.
+        let len = span.end - span.start;
+        if (4..=7).contains(&len) && matches!(text[span.start], b's' | b'u' | b'e' | b'c' | b't') {
+            self.note_word(&text[span.clone()]);
+        }
+    }
+
+    #[inline(never)]
+    fn note_word(&mut self, bytes: &[u8]) {
+        match bytes {
+            b"struct" | b"union" | b"enum" | b"class" => self.tags = true,
+            b"typedef" => self.typedef = true,
+            _ => {}
+        }
+    }
+}
+
 /// The names the text's `typedef` declarations declare, found without
 /// parsing: in each `typedef ... ;`, an identifier followed by `;`, `,`,
 /// `[` or `)` outside any parameter list, or the name in `(*name)`. The
 /// grammar checks the guess: every typedef it parses must be in this set and
 /// every name in it declared by one it parses, or nothing is renamed.
-pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]) -> Typedefs<'t> {
+/// `words`: which of the keywords both loops look for stand in `raw` (a
+/// text without them, most kernels, needs neither loop).
+pub fn typedef_names<'t>(
+    text: &'t [u8],
+    raw: &[(TokenKind, Range<usize>, bool)],
+    words: Keywords,
+) -> Typedefs<'t> {
     let mut out = Typedefs {
         names: rustc_hash::FxHashSet::default(),
         tags: rustc_hash::FxHashSet::default(),
         declaring: Vec::new(),
     };
+    if words.tags {
+        read_tags(text, raw, &mut out);
+    }
+    if words.typedef {
+        read_typedefs(text, raw, &mut out);
+    }
+    out
+}
+
+/// Tags defined with a body (see [`Typedefs::tags`]).
+fn read_tags<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)], out: &mut Typedefs<'t>) {
     for w in raw.windows(3) {
         if w[0].0 == TokenKind::Ident
             && matches!(
@@ -45,6 +93,14 @@ pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]
             });
         }
     }
+}
+
+/// The names `typedef` declarations declare (see [`typedef_names`]).
+fn read_typedefs<'t>(
+    text: &'t [u8],
+    raw: &[(TokenKind, Range<usize>, bool)],
+    out: &mut Typedefs<'t>,
+) {
     let mut i = 0;
     while i < raw.len() {
         if raw[i].0 == TokenKind::Ident && &text[raw[i].1.clone()] == b"typedef" {
@@ -80,5 +136,4 @@ pub fn typedef_names<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)]
         }
         i += 1;
     }
-    out
 }

@@ -145,20 +145,27 @@ pub(super) fn raw_text(text: &[u8]) -> Vec<u8> {
 
 /// Bytes as text, invalid UTF-8 replaced.
 pub(super) fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    // Names are nearly always UTF-8: checked whole, copied once.
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
-/// Appends `n` in decimal (no allocation, unlike `to_string`).
-pub(super) fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// [`lossy`] of bytes already owned: no copy when they are UTF-8.
+pub(super) fn lossy_owned(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| lossy(e.as_bytes()))
+}
+
+/// Adds one to the decimal number `digits` (empty: zero).
+pub(super) fn increment_decimal(digits: &mut Vec<u8>) {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return;
         }
     }
-    out.extend_from_slice(&digits[i..]);
+    digits.insert(0, b'1');
 }

@@ -1,0 +1,258 @@
+//! What the token adapter reads outside code: the text's own directives
+//! (the macros it defines, which stringize, its conditional regions) and the
+//! words of directives, attributes and strings, which are opaque.
+
+use super::tokens::Adapted;
+use super::typedefs::Keywords;
+use super::Reason;
+use crate::canon::lexer::{spelling, TokenKind};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// Every identifier-like word in `text[span]` (a directive, an attribute, a
+/// string the compiler reads): opaque.
+pub(super) fn words<'t>(
+    text: &'t [u8],
+    span: Range<usize>,
+    reason: Reason,
+    out: &mut Vec<(Cow<'t, [u8]>, Reason)>,
+) {
+    let s = &text[span];
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b == b'\\'
+            && s.get(i + 1)
+                .is_some_and(|c| !matches!(c, b'u' | b'U' | b'\n' | b'\r'))
+        {
+            // An escape in a string (`\n`): no word.
+            i += 2;
+        } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
+            let start = i;
+            while i < s.len()
+                && (s[i].is_ascii_alphanumeric()
+                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
+                    || s[i] >= 0x80
+                    // A backslash continues a word only as a UCN or a splice.
+                    || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
+            {
+                i += 1;
+            }
+            if i == start {
+                // A backslash that continues nothing (the last byte).
+                i += 1;
+                continue;
+            }
+            let w = &s[start..i];
+            // Conservative: the word as C spells it (splices removed, UCNs
+            // decoded) and each piece between backslashes and newlines.
+            if w.iter().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                let part: Vec<u8> = spelling(w)
+                    .iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'\n' | b'\r'))
+                    .collect();
+                out.push((Cow::Owned(part), reason));
+            }
+            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                if !piece.is_empty() {
+                    out.push((Cow::Borrowed(piece), reason));
+                }
+            }
+        } else if b.is_ascii_digit() {
+            // A number: `2x` names nothing.
+            while i < s.len() && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'_' | b'.')) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// What the text's own directives say.
+pub(super) struct Directives<'t> {
+    /// Macros the text defines.
+    pub(super) defined: Vec<Cow<'t, [u8]>>,
+    /// Macros the text defines whose bodies use `#` or `##`.
+    pub(super) stringizing: Vec<Cow<'t, [u8]>>,
+}
+
+impl<'t> Directives<'t> {
+    /// Reads the directives among `raw`; also which keywords its identifier
+    /// tokens spell (see [`Keywords`]).
+    pub(super) fn read(
+        text: &'t [u8],
+        raw: &[(TokenKind, Range<usize>, bool)],
+        a: &mut Adapted<'t>,
+    ) -> (Directives<'t>, Keywords) {
+        let mut d = Directives {
+            defined: Vec::new(),
+            stringizing: Vec::new(),
+        };
+        let mut depth = 0usize;
+        let mut open_at = 0usize;
+        // Which keywords the typedef pre-pass looks for stand anywhere, noted
+        // on this walk: most texts have none, and the pre-pass reads nothing.
+        let mut keywords = Keywords::default();
+        for (kind, span, _) in raw {
+            if *kind != TokenKind::Preprocessor {
+                if *kind == TokenKind::Ident {
+                    keywords.note(text, span);
+                }
+                continue;
+            }
+            // Without a backslash or a slash the line has no splice and no
+            // comment: it is its own text, and its words borrow from it.
+            let bytes = &text[span.clone()];
+            let plain = !bytes.iter().any(|&b| b == b'\\' || b == b'/');
+            let line: Cow<'t, [u8]> = if plain {
+                Cow::Borrowed(bytes)
+            } else {
+                Cow::Owned(strip_comments(&spelling(bytes)))
+            };
+            let body = line[1..].trim_ascii_start();
+            let word_len = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            let (word, rest) = body.split_at(word_len);
+            // A header name (`<a.h>`, `"a.h"`) names a file, not a macro.
+            let header = matches!(word, b"include" | b"include_next" | b"import")
+                && matches!(rest.trim_ascii_start().first(), Some(b'<' | b'"'));
+            if !header {
+                // A function-like macro's parameters are its own: they name
+                // nothing outside it.
+                let params = if word == b"define" {
+                    macro_params(rest.trim_ascii_start())
+                } else {
+                    Vec::new()
+                };
+                let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
+                if plain {
+                    let mut found = Vec::new();
+                    words(text, span.clone(), Reason::Directive, &mut found);
+                    a.opaque
+                        .extend(found.into_iter().filter(|(w, _)| own(&params, w)));
+                } else {
+                    let mut found = Vec::new();
+                    words(&line, 0..line.len(), Reason::Directive, &mut found);
+                    a.opaque.extend(
+                        found
+                            .into_iter()
+                            .filter(|(w, _)| own(&params, w))
+                            .map(|(w, r)| (Cow::Owned(w.into_owned()), r)),
+                    );
+                }
+            }
+            match word {
+                b"version" => a.glsl = true,
+                b"if" | b"ifdef" | b"ifndef" => {
+                    if depth == 0 {
+                        open_at = span.end;
+                    }
+                    depth += 1;
+                }
+                b"endif" => {
+                    if depth == 1 {
+                        a.conditional.push(open_at..span.start);
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b"define" => {
+                    let rest = rest.trim_ascii_start();
+                    let n = rest
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+                        .count();
+                    let name: Cow<'t, [u8]> = Cow::Owned(rest[..n].to_vec());
+                    let body = &rest[n..];
+                    if body.windows(2).any(|w| w == b"##") {
+                        // A pasted name is no token: it may refer to any
+                        // declaration, so none may be renamed.
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` pastes tokens (##)",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    } else if body.contains(&b'#') {
+                        d.stringizing.push(name.clone());
+                    }
+                    let balance = |o: u8, c: u8| {
+                        body.iter().filter(|&&b| b == o).count()
+                            != body.iter().filter(|&&b| b == c).count()
+                    };
+                    if balance(b'{', b'}') || balance(b'(', b')') || balance(b'[', b']') {
+                        a.whole.get_or_insert_with(|| {
+                            format!(
+                                "macro `{}` has unbalanced brackets",
+                                String::from_utf8_lossy(&name)
+                            )
+                        });
+                    }
+                    d.defined.push(name);
+                }
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            a.conditional.push(open_at..text.len());
+        }
+        (d, keywords)
+    }
+}
+
+/// A directive line with its comments blanked (the preprocessor reads a
+/// comment as a space); quotes are honoured.
+fn strip_comments(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            q @ (b'"' | b'\'') => {
+                let start = i;
+                i += 1;
+                while i < line.len() && line[i] != q {
+                    i += if line[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(line.len());
+                out.extend_from_slice(&line[start..i]);
+            }
+            b'/' if line.get(i + 1) == Some(&b'/') => break,
+            b'/' if line.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < line.len() && !(line[i] == b'*' && line.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(line.len());
+                out.push(b' ');
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The parameter names of `NAME(a, b)` at the start of a `#define`'s rest
+/// (none for an object-like macro: no `(` right after the name).
+fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
+    let n = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+        .count();
+    if rest.get(n) != Some(&b'(') {
+        return Vec::new();
+    }
+    let Some(close) = rest[n..].iter().position(|&b| b == b')') else {
+        return Vec::new();
+    };
+    rest[n + 1..n + close]
+        .split(|&b| b == b',')
+        .map(|p| p.trim_ascii().to_vec())
+        .filter(|p| !p.is_empty() && p.as_slice() != b"...")
+        .collect()
+}
