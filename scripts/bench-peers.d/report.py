@@ -57,9 +57,11 @@ def main():
         return hits[0]
 
     rows = [
-        ("whole-process CLI hit, one C kernel", "`kcache compile k.c`, warm store",
-         cli("kcache compile"), "`ccache gcc -c k.c` hit", cli("ccache gcc")),
-        ("process floor", "`kcache --version`", cli("kcache --version"),
+        ("whole-process CLI hit, one C kernel", "`kcache compile k.c`, warm store, installed",
+         cli("bin/kcache compile"), "`ccache gcc -c k.c` hit", cli("ccache gcc")),
+        ("the same, the binary as linked", "`target/release/kcache compile k.c`",
+         cli("release/kcache compile"), "`ccache gcc -c k.c` hit", cli("ccache gcc")),
+        ("process floor", "`kcache --version`, installed", cli("kcache --version"),
          "`ccache --version`", cli("ccache --version")),
     ]
     for size in ("4KiB", "64KiB"):
