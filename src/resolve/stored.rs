@@ -285,19 +285,29 @@ pub fn entry_key(name: &str) -> Result<Vec<u8>, StoreError> {
 
 /// What `kcache cache export` writes: a program's raw bytes, found by the
 /// program's name or through a kernel's record. `Ok(None)` when absent.
+///
+/// A program's bytes are checked against their id as the resolver checks
+/// them ([`load_program`], [`check_inline`]): bytes that are not their id's
+/// are never written out, but removed and reported as
+/// [`StoreError::Forged`].
 pub fn export(store: &dyn Store, name: &str) -> Result<Option<Vec<u8>>, ExportError> {
     let key = entry_key(name)?;
+    let digest = |rest: &[u8]| rest.try_into().ok().map(Digest);
+    if let Some(id) = key.strip_prefix(PROGRAM_PREFIX).and_then(digest) {
+        return Ok(load_program(store, &id)?);
+    }
     let Some(bytes) = store.get(&key)? else {
         return Ok(None);
     };
     let Some(kernel) = key.strip_prefix(KERNEL_PREFIX) else {
         return Ok(Some(bytes));
     };
-    let kernel = Digest(kernel.try_into().map_err(|_| ExportError::BadRecord)?);
+    let kernel = digest(kernel).ok_or(ExportError::BadRecord)?;
     let record = read_record(&kernel, bytes).ok_or(ExportError::BadRecord)?;
+    check_inline(store, &kernel, &record)?;
     match record.inline() {
         Some(binary) => Ok(Some(binary.to_vec())),
-        None => Ok(store.get(&program_entry_key(&record.program))?),
+        None => Ok(load_program(store, &record.program)?),
     }
 }
 
@@ -439,6 +449,78 @@ mod tests {
             load_program(&store, &id),
             Err(StoreError::Forged { .. })
         ));
+    }
+
+    #[test]
+    fn bytes_verified_for_one_id_are_never_taken_for_another() {
+        let store = MemoryStore::new(1 << 20);
+        let genuine = b"verified under their own id, and only that one".to_vec();
+        let id = program_id(&genuine);
+        store.put(&program_entry_key(&id), &genuine).unwrap();
+        load_program(&store, &id).unwrap().unwrap();
+        assert!(verified::holds(&id, &genuine));
+        // Another id (another kernel's program), the verified bytes under it:
+        // as a program entry and carried by a record.
+        let other = program_id(b"another kernel's program");
+        assert!(!verified::holds(&other, &genuine));
+        store.put(&program_entry_key(&other), &genuine).unwrap();
+        assert!(matches!(
+            load_program(&store, &other),
+            Err(StoreError::Forged { .. })
+        ));
+        let key = Digest([4; 32]);
+        let bytes = encode_inline_record(&key, &other, "k", &genuine);
+        let r = read_record(&key, bytes).unwrap();
+        assert!(matches!(
+            check_inline(&store, &key, &r),
+            Err(StoreError::Forged { .. })
+        ));
+    }
+
+    #[test]
+    fn a_version_2_record_is_never_read_as_a_version_1_one() {
+        // What a kcache before version 2 reads a record with: a miss, never
+        // the key and the id taken for an id and a symbol.
+        let id = program_id(b"p");
+        let v2 = encode_inline_record(&Digest([3; 32]), &id, "k", b"p");
+        assert_eq!(decode_record(&v2), None);
+    }
+
+    #[test]
+    fn export_refuses_program_bytes_that_are_not_their_id() {
+        let store = MemoryStore::new(1 << 20);
+        let key = Digest([6; 32]);
+        let id = program_id(b"the genuine program");
+        let forged = b"another program, under its id".as_slice();
+        // An inline record whose program is not its id.
+        store
+            .put(
+                &kernel_entry_key(&key),
+                &encode_inline_record(&key, &id, "k", forged),
+            )
+            .unwrap();
+        let name = entry_name(&kernel_entry_key(&key));
+        assert!(export(&store, &name).is_err(), "an inline forgery");
+        // A version-1 record naming a program entry that is not its id.
+        store
+            .put(&kernel_entry_key(&key), &encode_record(&id, "k"))
+            .unwrap();
+        store.put(&program_entry_key(&id), forged).unwrap();
+        assert!(export(&store, &name).is_err(), "through a record");
+        store.put(&program_entry_key(&id), forged).unwrap();
+        let by_program = entry_name(&program_entry_key(&id));
+        assert!(
+            export(&store, &by_program).is_err(),
+            "by the program's name"
+        );
+        // The genuine bytes still export, both ways.
+        store
+            .put(&program_entry_key(&id), b"the genuine program")
+            .unwrap();
+        for name in [name, by_program] {
+            let got = export(&store, &name).unwrap();
+            assert_eq!(got.as_deref(), Some(&b"the genuine program"[..]));
+        }
     }
 
     #[test]
