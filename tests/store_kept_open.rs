@@ -131,3 +131,106 @@ fn entries_past_the_kept_count_are_all_still_read() {
         }
     }
 }
+
+/// Writes `bytes` over the file at `path` where it lies: the same inode, no
+/// truncation, no rename (what a kept descriptor sees at once).
+fn overwrite_in_place(path: &Path, bytes: &[u8]) {
+    let f = OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(bytes, 0).unwrap();
+}
+
+#[test]
+fn a_kept_entry_overwritten_in_place_with_another_keys_entry_is_never_that_keys_value() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    // Keys and values of one length: the two entry files are the same size.
+    s.put(b"k1", b"value of k1").unwrap();
+    s.put(b"k2", b"value of k2").unwrap();
+    assert_eq!(got(&s, b"k1").as_deref(), Some(&b"value of k1"[..]));
+    let (p1, p2) = (s.entry_path(b"k1"), s.entry_path(b"k2"));
+    let k2_file = fs::read(&p2).unwrap();
+    assert_eq!(k2_file.len() as u64, fs::metadata(&p1).unwrap().len());
+    // k2's whole valid entry (magic, key, checksum) written into k1's kept
+    // file.
+    overwrite_in_place(&p1, &k2_file);
+    assert_eq!(got(&s, b"k1"), None, "not k2's value");
+    assert_eq!(got(&s, b"k2").as_deref(), Some(&b"value of k2"[..]));
+}
+
+#[test]
+fn a_kept_entry_rewritten_in_place_is_verified_again_at_every_read() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"first value").unwrap();
+    assert_eq!(got(&s, b"k").as_deref(), Some(&b"first value"[..]));
+    // The same key's valid entry of the same length, from another store.
+    let other = tempfile::tempdir().unwrap();
+    let o = store(other.path());
+    o.put(b"k", b"other value").unwrap();
+    let valid = fs::read(o.entry_path(b"k")).unwrap();
+    let path = s.entry_path(b"k");
+    overwrite_in_place(&path, &valid);
+    // A valid entry of the key: what it now holds, read and verified anew.
+    for _ in 0..2 {
+        assert_eq!(got(&s, b"k").as_deref(), Some(&b"other value"[..]));
+    }
+    // Each byte of the payload flipped in turn, in place: every read sees it.
+    let at = valid.len() - b"other value".len();
+    for i in at..valid.len() {
+        let mut bad = valid.clone();
+        bad[i] ^= 0x20;
+        s.put(b"k", b"other value").unwrap();
+        assert!(got(&s, b"k").is_some(), "kept again");
+        overwrite_in_place(&s.entry_path(b"k"), &bad);
+        assert_eq!(got(&s, b"k"), None, "byte {i} flipped");
+    }
+}
+
+#[test]
+fn a_kept_entry_grown_in_place_past_its_length_is_a_miss() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"value").unwrap();
+    assert!(got(&s, b"k").is_some());
+    let path = s.entry_path(b"k");
+    let len = fs::metadata(&path).unwrap().len();
+    // Bytes appended to the kept file: the length read is what statx gives,
+    // which no longer matches the header.
+    let f = OpenOptions::new().write(true).open(&path).unwrap();
+    f.write_all_at(b"tail", len).unwrap();
+    assert_eq!(got(&s, b"k"), None);
+}
+
+#[test]
+fn a_kept_entry_evicted_by_another_store_over_the_directory_is_a_miss() {
+    let t = tempfile::tempdir().unwrap();
+    let (s, other) = (store(t.path()), store(t.path()));
+    s.put(b"k", b"value").unwrap();
+    for _ in 0..2 {
+        assert!(got(&s, b"k").is_some());
+    }
+    other.prune(0).unwrap();
+    assert_eq!(got(&s, b"k"), None);
+}
+
+#[test]
+fn a_key_kept_from_an_entries_directory_swapped_away_is_a_miss_after_a_write() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"old directory's").unwrap();
+    assert!(got(&s, b"k").is_some());
+    let entries = s
+        .entry_path(b"k")
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    fs::rename(&entries, t.path().join("entries-away")).unwrap();
+    fs::create_dir(&entries).unwrap();
+    // A write goes to the directory now at the path, and the store follows
+    // it: what it kept beneath the old one is let go.
+    s.put(b"other", b"new directory's").unwrap();
+    assert_eq!(got(&s, b"k"), None);
+    assert_eq!(got(&s, b"other").as_deref(), Some(&b"new directory's"[..]));
+}
