@@ -1549,3 +1549,49 @@ fn a_direct_store_get_is_still_counted_by_the_store() {
     let st = store.stats().unwrap();
     assert_eq!((st.hits, st.misses), (1, 1));
 }
+
+#[test]
+fn a_kept_record_file_overwritten_in_place_with_another_kernels_is_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = Hooks::new();
+    let file = Arc::new(FileStore::open(dir.path()).unwrap());
+    let store: Arc<dyn Store> = file.clone();
+    compile_into(&store, &hooks, kernel("a", "= 1", 1));
+    let (a_key, _) = records(&*store).remove(0);
+    compile_into(&store, &hooks, kernel("b", "= 2", 1));
+    let b_key = records(&*store)
+        .into_iter()
+        .find(|(k, _)| *k != a_key)
+        .unwrap()
+        .0;
+    // a answered twice: its record file is now kept open by the store.
+    for n in 2..4 {
+        let fresh = Arc::new(Recorder::default());
+        let r = resolver(&fresh, &hooks).with_store(Some(Arc::clone(&store)));
+        let out = r.resolve(&[kernel("a", "= 1", n)]).unwrap();
+        assert_eq!(out[0].outcome, Outcome::Stored);
+    }
+    let a_path = file.entry_path(&stored::kernel_entry_key(&a_key));
+    let b_bytes = std::fs::read(file.entry_path(&stored::kernel_entry_key(&b_key))).unwrap();
+    assert_eq!(
+        b_bytes.len() as u64,
+        std::fs::metadata(&a_path).unwrap().len(),
+        "records of one size, so the kept file's length still matches"
+    );
+    // b's valid record file written over a's where it lies (same inode).
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&a_path)
+        .unwrap();
+    f.write_all_at(&b_bytes, 0).unwrap();
+    let fresh = Arc::new(Recorder::default());
+    let r = resolver(&fresh, &hooks).with_store(Some(Arc::clone(&store)));
+    let out = r.resolve(&[kernel("a", "= 1", 4)]).unwrap();
+    assert_eq!(out[0].outcome, Outcome::Compiled, "not b's program");
+    assert!(out[0]
+        .program
+        .kernels
+        .iter()
+        .all(|(_, text)| text.contains("= 1")));
+}
