@@ -651,3 +651,40 @@ fn cache_stats_counts_hits_and_misses_per_kernel() {
     let help = stdout(&kcache(&store, &["cache", "stats", "--help"]));
     assert!(help.contains("per kernel"), "{help}");
 }
+
+#[test]
+fn cache_export_never_writes_a_program_that_is_not_its_records_id() {
+    use kcache::resolve::stored;
+    use kcache::store::{FileStore, Store};
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let store = filled_store(t.path());
+    let list = json(&kcache(&store, &["cache", "ls", "--json"]));
+    let name = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .find(|n| n.starts_with("kernel/"))
+        .expect("a kernel's record");
+    let key = stored::entry_key(&name).unwrap();
+    let digest = kcache::key::Digest(key[key.len() - 32..].try_into().unwrap());
+    // The record rewritten through the store itself (its framing and
+    // checksum valid), its program one byte off the id it names.
+    let s = FileStore::open(&store).unwrap();
+    let record = stored::read_record(&digest, s.get(&key).unwrap().unwrap()).unwrap();
+    let mut forged = record.inline().expect("a small program, inline").to_vec();
+    *forged.last_mut().unwrap() ^= 1;
+    let bytes = stored::encode_inline_record(&digest, &record.program, &record.symbol, &forged);
+    s.put(&key, &bytes).unwrap();
+    drop(s);
+    let out_file = t.path().join("out.bin");
+    let out = kcache(&store, &["cache", "export", &name, dir_arg(&out_file)]);
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        fs::read(&out_file).map_or(true, |b| b != forged),
+        "the forged bytes are never written out"
+    );
+}
