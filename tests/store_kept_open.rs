@@ -234,3 +234,37 @@ fn a_key_kept_from_an_entries_directory_swapped_away_is_a_miss_after_a_write() {
     assert_eq!(got(&s, b"k"), None);
     assert_eq!(got(&s, b"other").as_deref(), Some(&b"new directory's"[..]));
 }
+
+#[test]
+fn another_keys_entry_renamed_over_a_kept_entry_is_a_miss() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k1", b"value of k1").unwrap();
+    s.put(b"k2", b"value of k2").unwrap();
+    for _ in 0..2 {
+        assert!(got(&s, b"k1").is_some());
+    }
+    // k2's valid entry file put in k1's place, atomically, as a writer's
+    // rename would: another inode, and another key inside.
+    fs::rename(s.entry_path(b"k2"), s.entry_path(b"k1")).unwrap();
+    assert_eq!(got(&s, b"k1"), None, "not k2's value");
+    assert!(
+        !s.entry_path(b"k1").exists(),
+        "the misplaced entry is removed"
+    );
+}
+
+#[test]
+fn a_fifo_put_at_a_kept_entrys_name_is_a_miss_and_removed() {
+    let t = tempfile::tempdir().unwrap();
+    let s = store(t.path());
+    s.put(b"k", b"value").unwrap();
+    assert!(got(&s, b"k").is_some());
+    let path = s.entry_path(b"k");
+    fs::remove_file(&path).unwrap();
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path alive for the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    assert_eq!(got(&s, b"k"), None);
+    assert!(fs::symlink_metadata(&path).is_err(), "the fifo is removed");
+}
