@@ -652,16 +652,13 @@ fn cache_stats_counts_hits_and_misses_per_kernel() {
     assert!(help.contains("per kernel"), "{help}");
 }
 
-#[test]
-fn cache_export_never_writes_a_program_that_is_not_its_records_id() {
+/// A store filled by one compile, its kernel's record rewritten through the
+/// store itself (framing and checksum valid), its program one byte off the
+/// id it names: the record's name and the forged bytes.
+fn forge_an_inline_record(store: &Path) -> (String, Vec<u8>) {
     use kcache::resolve::stored;
     use kcache::store::{FileStore, Store};
-    if !have_cc() {
-        return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    let store = filled_store(t.path());
-    let list = json(&kcache(&store, &["cache", "ls", "--json"]));
+    let list = json(&kcache(store, &["cache", "ls", "--json"]));
     let name = list
         .as_array()
         .unwrap()
@@ -671,15 +668,23 @@ fn cache_export_never_writes_a_program_that_is_not_its_records_id() {
         .expect("a kernel's record");
     let key = stored::entry_key(&name).unwrap();
     let digest = kcache::key::Digest(key[key.len() - 32..].try_into().unwrap());
-    // The record rewritten through the store itself (its framing and
-    // checksum valid), its program one byte off the id it names.
-    let s = FileStore::open(&store).unwrap();
+    let s = FileStore::open(store).unwrap();
     let record = stored::read_record(&digest, s.get(&key).unwrap().unwrap()).unwrap();
     let mut forged = record.inline().expect("a small program, inline").to_vec();
     *forged.last_mut().unwrap() ^= 1;
     let bytes = stored::encode_inline_record(&digest, &record.program, &record.symbol, &forged);
     s.put(&key, &bytes).unwrap();
-    drop(s);
+    (name, forged)
+}
+
+#[test]
+fn cache_export_never_writes_a_program_that_is_not_its_records_id() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let store = filled_store(t.path());
+    let (name, forged) = forge_an_inline_record(&store);
     let out_file = t.path().join("out.bin");
     let out = kcache(&store, &["cache", "export", &name, dir_arg(&out_file)]);
     assert!(!out.status.success(), "{}", stdout(&out));
@@ -687,4 +692,33 @@ fn cache_export_never_writes_a_program_that_is_not_its_records_id() {
         fs::read(&out_file).map_or(true, |b| b != forged),
         "the forged bytes are never written out"
     );
+}
+
+/// `cache verify` checks programs against their ids, not only the store's
+/// framing: the forged record passes the store's checksum, yet is found,
+/// reported and removed (exit 1), and a second verify finds nothing.
+#[test]
+fn cache_verify_removes_a_record_whose_program_is_not_its_id() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let store = filled_store(t.path());
+    let (name, _) = forge_an_inline_record(&store);
+    let out = kcache(&store, &["cache", "verify", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let corrupt = report["corrupt"].as_array().unwrap();
+    assert_eq!(corrupt.len(), 1, "{report}");
+    assert_eq!(corrupt[0]["name"], name.as_str());
+    let list = json(&kcache(&store, &["cache", "ls", "--json"]));
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["name"] != name.as_str()),
+        "the forged record is removed: {list}"
+    );
+    let again = kcache(&store, &["cache", "verify"]);
+    assert!(again.status.success(), "{}", stdout(&again));
 }

@@ -192,10 +192,12 @@ pub fn cache(args: CacheArgs) -> Result<ExitCode, Failure> {
         CacheCommand::Ls => ls(&*store, remote_only, json)?,
         CacheCommand::Verify => {
             let mut report = store.verify()?;
+            report.corrupt.extend(stored::verify_programs(&*store)?);
             if let Some(r) = remote_only {
                 let rr = r.verify()?;
                 report.checked += rr.checked;
                 report.corrupt.extend(rr.corrupt);
+                report.corrupt.extend(stored::verify_programs(r)?);
             }
             let out = if json {
                 let v = serde_json::json!({

@@ -34,7 +34,7 @@
 //! a miss (it compiles and writes its own), never a misread.
 
 use crate::key::Digest;
-use crate::store::{key_from_hex, key_to_hex, Store, StoreError};
+use crate::store::{key_from_hex, key_to_hex, CorruptEntry, Store, StoreError};
 
 const PROGRAM_PREFIX: &[u8] = b"kcache/program/";
 const KERNEL_PREFIX: &[u8] = b"kcache/kernel/";
@@ -311,6 +311,38 @@ pub fn export(store: &dyn Store, name: &str) -> Result<Option<Vec<u8>>, ExportEr
     }
 }
 
+/// The program check `kcache cache verify` adds to the store's own (which
+/// checks framing and checksums, not what the bytes mean): every program
+/// entry, and every kernel record that carries its program, whose bytes do
+/// not hash to the id they are stored under is removed and reported, as the
+/// resolver and [`export`] would refuse and remove it on reading. A record
+/// this version cannot read is left to the store's check; one naming a
+/// program entry is checked through that entry.
+pub fn verify_programs(store: &dyn Store) -> Result<Vec<CorruptEntry>, StoreError> {
+    let digest = |rest: &[u8]| rest.try_into().ok().map(Digest);
+    let mut corrupt = Vec::new();
+    for entry in store.list()? {
+        let key = entry.key;
+        let forged = if let Some(id) = key.strip_prefix(PROGRAM_PREFIX).and_then(digest) {
+            matches!(store.get(&key)?, Some(bytes) if !hashes_to(&id, &bytes))
+        } else if let Some(kernel) = key.strip_prefix(KERNEL_PREFIX).and_then(digest) {
+            let record = store.get(&key)?.and_then(|b| read_record(&kernel, b));
+            record.is_some_and(|r| r.inline().is_some_and(|b| !hashes_to(&r.program, b)))
+        } else {
+            false
+        };
+        if forged {
+            store.remove(&key)?;
+            corrupt.push(CorruptEntry {
+                location: entry_name(&key),
+                reason: "its program's bytes are not the program id they are stored under".into(),
+                key: Some(key),
+            });
+        }
+    }
+    Ok(corrupt)
+}
+
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -521,6 +553,49 @@ mod tests {
             let got = export(&store, &name).unwrap();
             assert_eq!(got.as_deref(), Some(&b"the genuine program"[..]));
         }
+    }
+
+    #[test]
+    fn verify_removes_the_programs_that_are_not_their_id_and_keeps_the_genuine() {
+        let store = MemoryStore::new(1 << 20);
+        let genuine = b"the genuine program".as_slice();
+        let forged = b"another program, under its id".as_slice();
+        let id = program_id(genuine);
+        let (good, bad_inline) = (Digest([7; 32]), Digest([8; 32]));
+        let records = [
+            (good, encode_inline_record(&good, &id, "k", genuine)),
+            (
+                bad_inline,
+                encode_inline_record(&bad_inline, &id, "k", forged),
+            ),
+        ];
+        for (key, bytes) in &records {
+            store.put(&kernel_entry_key(key), bytes).unwrap();
+        }
+        // A version-1 record's program entry, forged; and another, genuine.
+        let other = program_id(b"a second program");
+        store.put(&program_entry_key(&id), forged).unwrap();
+        store
+            .put(&program_entry_key(&other), b"a second program")
+            .unwrap();
+        let mut found: Vec<String> = verify_programs(&store)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.location)
+            .collect();
+        found.sort();
+        let mut expected = vec![
+            entry_name(&kernel_entry_key(&bad_inline)),
+            entry_name(&program_entry_key(&id)),
+        ];
+        expected.sort();
+        assert_eq!(found, expected);
+        assert!(store.get(&kernel_entry_key(&bad_inline)).unwrap().is_none());
+        assert!(store.get(&program_entry_key(&id)).unwrap().is_none());
+        assert!(store.get(&kernel_entry_key(&good)).unwrap().is_some());
+        assert!(store.get(&program_entry_key(&other)).unwrap().is_some());
+        // Nothing left to find.
+        assert!(verify_programs(&store).unwrap().is_empty());
     }
 
     #[test]
