@@ -3,9 +3,8 @@
 //! words of directives, attributes and strings, which are opaque.
 
 use super::tokens::Adapted;
-use super::typedefs::Keywords;
 use super::Reason;
-use crate::canon::lexer::{spelling, TokenKind};
+use crate::canon::lexer::spelling;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -79,29 +78,20 @@ pub(super) struct Directives<'t> {
 }
 
 impl<'t> Directives<'t> {
-    /// Reads the directives among `raw`; also which keywords its identifier
-    /// tokens spell (see [`Keywords`]).
+    /// Reads the directives whose lines are `text[lines[..]]` (the
+    /// [`crate::canon::lexer::TokenKind::Preprocessor`] tokens, in order).
     pub(super) fn read(
         text: &'t [u8],
-        raw: &[(TokenKind, Range<usize>, bool)],
+        lines: &[Range<usize>],
         a: &mut Adapted<'t>,
-    ) -> (Directives<'t>, Keywords) {
+    ) -> Directives<'t> {
         let mut d = Directives {
             defined: Vec::new(),
             stringizing: Vec::new(),
         };
         let mut depth = 0usize;
         let mut open_at = 0usize;
-        // Which keywords the typedef pre-pass looks for stand anywhere, noted
-        // on this walk: most texts have none, and the pre-pass reads nothing.
-        let mut keywords = Keywords::default();
-        for (kind, span, _) in raw {
-            if *kind != TokenKind::Preprocessor {
-                if *kind == TokenKind::Ident {
-                    keywords.note(text, span);
-                }
-                continue;
-            }
+        for span in lines {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
             let bytes = &text[span.clone()];
@@ -129,7 +119,10 @@ impl<'t> Directives<'t> {
                     Vec::new()
                 };
                 let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
-                if plain {
+                if plain && params.is_empty() {
+                    // Every word is kept: no buffer to filter.
+                    words(text, span.clone(), Reason::Directive, &mut a.opaque);
+                } else if plain {
                     let mut found = Vec::new();
                     words(text, span.clone(), Reason::Directive, &mut found);
                     a.opaque
@@ -199,7 +192,7 @@ impl<'t> Directives<'t> {
         if depth > 0 {
             a.conditional.push(open_at..text.len());
         }
-        (d, keywords)
+        d
     }
 }
 

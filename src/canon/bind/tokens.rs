@@ -12,16 +12,17 @@
 //!
 //! Each identifier is interned once per occurrence: one of at most 16 plain
 //! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
-//! any other through the hash map, whose ids both share. The text's own
-//! directives are read in `bind/directives.rs`, on a walk that also notes
-//! whether any identifier is spelled `typedef` or a tag keyword: a text
-//! with neither skips the typedef pre-pass.
+//! any other through the hash map, whose ids both share. One walk over the
+//! lexed tokens, before the main one, drops comments, finds digraphs and the
+//! directive lines (read in `bind/directives.rs`), and notes whether any
+//! identifier is spelled `typedef` or a tag keyword: a text with neither
+//! skips the typedef pre-pass.
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
 use super::scratch;
 use super::short::{ShortIds, SHORT};
-use super::typedefs::typedef_names;
+use super::typedefs::{typedef_names, Keywords};
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -132,9 +133,25 @@ pub fn adapt<'t>(
     all: super::Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
-    // Sized up front: a filtered collect would grow (and copy) as it goes.
+    // One walk over the lexed tokens copies those the grammar may see
+    // (comments dropped), notes the keywords the typedef pre-pass looks for,
+    // finds the directives and looks for digraphs: each was a walk of its own.
+    // Sized up front: a growing vector would copy as it goes.
     let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
-    raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
+    let mut keywords = Keywords::default();
+    let mut lines: Vec<Range<usize>> = Vec::new();
+    let mut digraphs = false;
+    for t in all.iter().filter(|t| !t.0.is_comment()) {
+        match t.0 {
+            TokenKind::Ident => keywords.note(text, &t.1),
+            TokenKind::Preprocessor => lines.push(t.1.clone()),
+            _ => {}
+        }
+        if let Some(prev) = raw.last() {
+            digraphs = digraphs || spells_digraph(text, prev, t);
+        }
+        raw.push(t.clone());
+    }
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -159,36 +176,15 @@ pub fn adapt<'t>(
     if crate::canon::dialect::has_trigraph(text) {
         a.whole = Some("it contains a trigraph".into());
     }
-    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
-    if raw.windows(2).any(|w| {
-        if w[0].0 != TokenKind::Punct {
-            return false;
-        }
-        let one = &text[w[0].1.clone()];
-        // Every digraph, whole or split over two tokens, starts with one of these.
-        if !matches!(one.first(), Some(b'<' | b'%' | b':')) {
-            return false;
-        }
-        if digraph(one) {
-            return true;
-        }
-        let two = &text[w[1].1.clone()];
-        let mut both = [0u8; 4];
-        w[1].0 == TokenKind::Punct
-            && w[0].1.end == w[1].1.start
-            && one.len() + two.len() <= both.len()
-            && {
-                both[..one.len()].copy_from_slice(one);
-                both[one.len()..one.len() + two.len()].copy_from_slice(two);
-                digraph(&both[..one.len() + two.len()])
-            }
-    }) || raw.last().is_some_and(|t| {
-        t.0 == TokenKind::Punct
-            && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
-    }) {
+    if digraphs
+        || raw.last().is_some_and(|t| {
+            t.0 == TokenKind::Punct
+                && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
+        })
+    {
         a.whole = Some("it contains a digraph".into());
     }
-    let (directives, keywords) = Directives::read(text, &raw, &mut a);
+    let directives = Directives::read(text, &lines, &mut a);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
@@ -549,6 +545,37 @@ impl Word {
             typedef,
         }
     }
+}
+
+/// Whether the token `one`, followed by `next`, spells a digraph: whole, or
+/// split over the two (the last token is checked on its own).
+fn spells_digraph(
+    text: &[u8],
+    one: &(TokenKind, Range<usize>, bool),
+    next: &(TokenKind, Range<usize>, bool),
+) -> bool {
+    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
+    if one.0 != TokenKind::Punct {
+        return false;
+    }
+    let first = &text[one.1.clone()];
+    // Every digraph, whole or split over two tokens, starts with one of these.
+    if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
+        return false;
+    }
+    if digraph(first) {
+        return true;
+    }
+    let two = &text[next.1.clone()];
+    let mut both = [0u8; 4];
+    next.0 == TokenKind::Punct
+        && one.1.end == next.1.start
+        && first.len() + two.len() <= both.len()
+        && {
+            both[..first.len()].copy_from_slice(first);
+            both[first.len()..first.len() + two.len()].copy_from_slice(two);
+            digraph(&both[..first.len() + two.len()])
+        }
 }
 
 /// Records a token sent to the parser: the last one, and the first one of
