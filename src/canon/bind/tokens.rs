@@ -368,18 +368,12 @@ pub fn adapt<'t>(
                                 | Tok::Return
                         );
                     if !hidden && (bytes == b"[" || cond || in_expression) {
-                        let end = balanced(text, &raw, idx);
+                        let (end, inside_plain) = balanced_plain(text, &raw, idx);
                         let closed = end <= raw.len()
                             && end > idx + 1
                             && text[raw[end - 1].1.clone()]
                                 == *if cond { b")".as_slice() } else { b"]" };
-                        let plain = closed
-                            && raw[idx + 1..end - 1].iter().all(|(k, s, _)| {
-                                let b = &text[s.clone()];
-                                !(*k == TokenKind::Punct && b == b"{"
-                                    || *k == TokenKind::Ident
-                                        && matches!(b, b"struct" | b"union" | b"enum" | b"class"))
-                            });
+                        let plain = closed && inside_plain;
                         if plain {
                             let tok = if cond { Tok::Cond } else { Tok::Group };
                             a.toks.push((span.start, tok, raw[end - 1].1.end));
@@ -590,6 +584,50 @@ fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
         tok,
         Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Cond | Tok::Else | Tok::Do
     );
+}
+
+/// Whether `raw[k]` is a brace or a tag keyword, which a group sent as one
+/// token may not hold.
+pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k: usize) -> bool {
+    let (kind, s, _) = &raw[k];
+    let b = &text[s.clone()];
+    *kind == TokenKind::Punct && b == b"{"
+        || *kind == TokenKind::Ident && matches!(b, b"struct" | b"union" | b"enum" | b"class")
+}
+
+/// [`balanced`], and whether no token strictly between `raw[open]` and the
+/// last token of the group (its closer, or the text's last token when
+/// nothing closes it) is a brace or a tag keyword: one walk for both.
+pub(super) fn balanced_plain(
+    text: &[u8],
+    raw: &[(TokenKind, Range<usize>, bool)],
+    open: usize,
+) -> (usize, bool) {
+    let mut depth = 0usize;
+    let mut plain = true;
+    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+        match kind {
+            TokenKind::Punct => match &text[span.clone()] {
+                b"(" | b"[" | b"{" => {
+                    plain &= j == open || !not_plain(text, raw, j);
+                    depth += 1;
+                }
+                b")" | b"]" | b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (j + 1, plain);
+                    }
+                }
+                _ => {}
+            },
+            TokenKind::Ident if span.len() <= 6 => plain &= !not_plain(text, raw, j),
+            _ => {}
+        }
+    }
+    // Unclosed: the text's last token is left out, as a closer would be.
+    let end = raw.len();
+    let plain = end < open + 2 || !(open + 1..end - 1).any(|k| not_plain(text, raw, k));
+    (end, plain)
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
