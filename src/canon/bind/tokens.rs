@@ -342,8 +342,8 @@ pub fn adapt<'t>(
                 continue;
             }
             TokenKind::Preprocessor => continue,
-            TokenKind::Punct => match bytes {
-                b"{" | b"(" | b"[" => {
+            TokenKind::Punct => match *bytes {
+                [b'{' | b'(' | b'['] => {
                     ternary.push(0);
                     // A subscript or array size, or the condition of an
                     // `if`, `while` or `switch`, declares nothing the grammar
@@ -383,33 +383,33 @@ pub fn adapt<'t>(
                             continue;
                         }
                     }
-                    match bytes {
-                        b"{" => Tok::LBrace,
-                        b"(" => Tok::LParen,
+                    match bytes[0] {
+                        b'{' => Tok::LBrace,
+                        b'(' => Tok::LParen,
                         _ => Tok::LBracket,
                     }
                 }
-                b"}" | b")" | b"]" => {
+                [b'}' | b')' | b']'] => {
                     if ternary.len() > 1 {
                         ternary.pop();
                     }
-                    match bytes {
-                        b"}" => Tok::RBrace,
-                        b")" => Tok::RParen,
+                    match bytes[0] {
+                        b'}' => Tok::RBrace,
+                        b')' => Tok::RParen,
                         _ => Tok::RBracket,
                     }
                 }
-                b";" => Tok::Semi,
-                b"," => Tok::Comma,
-                b"*" => Tok::Star,
-                b"&" => Tok::Amp,
-                b"=" => Tok::Assign,
-                b"..." => Tok::Ellipsis,
-                b"?" => {
+                [b';'] => Tok::Semi,
+                [b','] => Tok::Comma,
+                [b'*'] => Tok::Star,
+                [b'&'] => Tok::Amp,
+                [b'='] => Tok::Assign,
+                [b'.', b'.', b'.'] => Tok::Ellipsis,
+                [b'?'] => {
                     *ternary.last_mut().expect("never empty") += 1;
                     Tok::Op
                 }
-                b":" => {
+                [b':'] => {
                     let open = ternary.last_mut().expect("never empty");
                     if *open > 0 {
                         *open -= 1;
