@@ -311,8 +311,12 @@ fn bind_with<'t>(
         a.give_back();
         return binding;
     }
+    // About one declaration and one block scope per ten terminals in
+    // generated kernels: sized so the parse does not regrow (and copy) them.
     let sink = RefCell::new(Sink {
         glsl: a.glsl,
+        decls: Vec::with_capacity(a.toks.len() / 8),
+        scopes: Vec::with_capacity(a.toks.len() / 8),
         ..Sink::default()
     });
     let parser = kernel::ItemParser::new();
@@ -592,7 +596,9 @@ fn judge<'t>(
     decls.sort_by_key(|d| d.at);
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
-    let mut bound: Vec<(u32, usize, usize)> = Vec::new();
+    // One entry at most per declaration: sized so neither regrows.
+    let mut bound: Vec<(u32, usize, usize)> = Vec::with_capacity(decls.len());
+    b.declared.reserve(decls.len().min(n));
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
     let mut cond = Ranges {
