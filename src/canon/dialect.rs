@@ -257,6 +257,13 @@ impl<'m> Scanner<'m> {
                     self.parens.pop();
                     return;
                 }
+                // A lone `<` (every comparison) is wanted only as a possible
+                // start of `<:`, which it is not: what the slow path does
+                // for it, without its calls.
+                b"<" => {
+                    self.last_ident = None;
+                    return;
+                }
                 _ => {}
             }
         }
