@@ -52,11 +52,14 @@ pub(super) fn words<'t>(
                     .filter(|b| !matches!(b, b'\n' | b'\r'))
                     .collect();
                 out.push((Cow::Owned(part), reason));
-            }
-            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                if !piece.is_empty() {
-                    out.push((Cow::Borrowed(piece), reason));
+                for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                    if !piece.is_empty() {
+                        out.push((Cow::Borrowed(piece), reason));
+                    }
                 }
+            } else {
+                // Nothing to split at: the word is its one piece.
+                out.push((Cow::Borrowed(w), reason));
             }
         } else if b.is_ascii_digit() {
             // A number: `2x` names nothing.
