@@ -449,13 +449,16 @@ impl<'t> Adapted<'t> {
 
     /// The id of `name`, interned on first sight.
     pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
-        if let Some(&id) = self.index.get(name.as_ref()) {
-            return id;
+        // One hashing whether the name is new or not.
+        match self.index.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let id = self.names.len() as u32;
+                self.names.push(e.key().clone());
+                e.insert(id);
+                id
+            }
         }
-        let id = self.names.len() as u32;
-        self.names.push(name.clone());
-        self.index.insert(name, id);
-        id
     }
 
     pub(super) fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
