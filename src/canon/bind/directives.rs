@@ -4,7 +4,7 @@
 
 use super::tokens::Adapted;
 use super::Reason;
-use crate::canon::lexer::spelling;
+use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -81,11 +81,10 @@ pub(super) struct Directives<'t> {
 }
 
 impl<'t> Directives<'t> {
-    /// Reads the directives whose lines are `text[lines[..]]` (the
-    /// [`crate::canon::lexer::TokenKind::Preprocessor`] tokens, in order).
+    /// Reads the directives among `raw`.
     pub(super) fn read(
         text: &'t [u8],
-        lines: &[Range<usize>],
+        raw: &[(TokenKind, Range<usize>, bool)],
         a: &mut Adapted<'t>,
     ) -> Directives<'t> {
         let mut d = Directives {
@@ -94,7 +93,7 @@ impl<'t> Directives<'t> {
         };
         let mut depth = 0usize;
         let mut open_at = 0usize;
-        for span in lines {
+        for (_, span, _) in raw.iter().filter(|t| t.0 == TokenKind::Preprocessor) {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
             let bytes = &text[span.clone()];

@@ -311,12 +311,10 @@ fn bind_with<'t>(
         a.give_back();
         return binding;
     }
-    // About one declaration and one block scope per ten terminals in
-    // generated kernels: sized so the parse does not regrow (and copy) them.
+    // Not sized up front: that saved the regrowing's copies but moved the
+    // heap so that glibc trimmed and refaulted it after every large text.
     let sink = RefCell::new(Sink {
         glsl: a.glsl,
-        decls: Vec::with_capacity(a.toks.len() / 8),
-        scopes: Vec::with_capacity(a.toks.len() / 8),
         ..Sink::default()
     });
     let parser = kernel::ItemParser::new();

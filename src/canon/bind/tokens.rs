@@ -13,10 +13,13 @@
 //! Each identifier is interned once per occurrence: one of at most 16 plain
 //! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
 //! any other through the hash map, whose ids both share. One walk over the
-//! lexed tokens, before the main one, drops comments, finds digraphs and the
-//! directive lines (read in `bind/directives.rs`), and notes whether any
-//! identifier is spelled `typedef` or a tag keyword: a text with neither
-//! skips the typedef pre-pass.
+//! lexed tokens, before the main one, drops comments, finds digraphs and
+//! notes whether any identifier is spelled `typedef` or a tag keyword: a
+//! text with neither skips the typedef pre-pass. The text's own directives
+//! are read in `bind/directives.rs`. (The directive lines are not gathered on
+//! that walk: a list of them, allocated and freed per text, moved the heap so
+//! that glibc trimmed and refaulted megabytes after every 1 MiB text of the
+//! benchmark, costing more in page faults than the second walk saves.)
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
@@ -134,18 +137,15 @@ pub fn adapt<'t>(
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
     // One walk over the lexed tokens copies those the grammar may see
-    // (comments dropped), notes the keywords the typedef pre-pass looks for,
-    // finds the directives and looks for digraphs: each was a walk of its own.
+    // (comments dropped), notes the keywords the typedef pre-pass looks for
+    // and looks for digraphs: each was a walk of its own.
     // Sized up front: a growing vector would copy as it goes.
     let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
     let mut keywords = Keywords::default();
-    let mut lines: Vec<Range<usize>> = Vec::new();
     let mut digraphs = false;
     for t in all.iter().filter(|t| !t.0.is_comment()) {
-        match t.0 {
-            TokenKind::Ident => keywords.note(text, &t.1),
-            TokenKind::Preprocessor => lines.push(t.1.clone()),
-            _ => {}
+        if t.0 == TokenKind::Ident {
+            keywords.note(text, &t.1);
         }
         if let Some(prev) = raw.last() {
             digraphs = digraphs || spells_digraph(text, prev, t);
@@ -184,7 +184,7 @@ pub fn adapt<'t>(
     {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &lines, &mut a);
+    let directives = Directives::read(text, &raw, &mut a);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
