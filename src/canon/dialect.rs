@@ -257,6 +257,13 @@ impl<'m> Scanner<'m> {
                     self.parens.pop();
                     return;
                 }
+                // A lone `<` (every comparison) is wanted only as a possible
+                // start of `<:`, which it is not: what the slow path does
+                // for it, without its calls.
+                b"<" => {
+                    self.last_ident = None;
+                    return;
+                }
                 _ => {}
             }
         }
@@ -549,13 +556,18 @@ fn is_paste(p: &[u8]) -> bool {
 
 /// Whether `text` holds `??` followed by a trigraph's third character.
 pub fn has_trigraph(text: &[u8]) -> bool {
-    // Most texts have no `?` at all: `contains` tests a word at a time, so
-    // only a block holding one is looked at byte by byte.
+    // Most texts have no `?` at all: a block is tested as a whole (a fold
+    // with no early exit, which compiles to vector compares; `contains` was
+    // a call per block), and only one holding a `?` is looked at byte by byte.
     const BLOCK: usize = 64;
+    let quest = |block: &[u8]| match <&[u8; BLOCK]>::try_from(block) {
+        Ok(full) => full.iter().fold(false, |any, &b| any | (b == b'?')),
+        Err(_) => block.contains(&b'?'),
+    };
     let mut start = 0;
     while start < text.len() {
         let end = (start + BLOCK).min(text.len());
-        if text[start..end].contains(&b'?') {
+        if quest(&text[start..end]) {
             for at in start..end {
                 if text[at] == b'?'
                     && text.get(at + 1) == Some(&b'?')

@@ -3,7 +3,6 @@
 //! words of directives, attributes and strings, which are opaque.
 
 use super::tokens::Adapted;
-use super::typedefs::Keywords;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -53,11 +52,14 @@ pub(super) fn words<'t>(
                     .filter(|b| !matches!(b, b'\n' | b'\r'))
                     .collect();
                 out.push((Cow::Owned(part), reason));
-            }
-            for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
-                if !piece.is_empty() {
-                    out.push((Cow::Borrowed(piece), reason));
+                for piece in w.split(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
+                    if !piece.is_empty() {
+                        out.push((Cow::Borrowed(piece), reason));
+                    }
                 }
+            } else {
+                // Nothing to split at: the word is its one piece.
+                out.push((Cow::Borrowed(w), reason));
             }
         } else if b.is_ascii_digit() {
             // A number: `2x` names nothing.
@@ -79,29 +81,19 @@ pub(super) struct Directives<'t> {
 }
 
 impl<'t> Directives<'t> {
-    /// Reads the directives among `raw`; also which keywords its identifier
-    /// tokens spell (see [`Keywords`]).
+    /// Reads the directives among `raw`.
     pub(super) fn read(
         text: &'t [u8],
         raw: &[(TokenKind, Range<usize>, bool)],
         a: &mut Adapted<'t>,
-    ) -> (Directives<'t>, Keywords) {
+    ) -> Directives<'t> {
         let mut d = Directives {
             defined: Vec::new(),
             stringizing: Vec::new(),
         };
         let mut depth = 0usize;
         let mut open_at = 0usize;
-        // Which keywords the typedef pre-pass looks for stand anywhere, noted
-        // on this walk: most texts have none, and the pre-pass reads nothing.
-        let mut keywords = Keywords::default();
-        for (kind, span, _) in raw {
-            if *kind != TokenKind::Preprocessor {
-                if *kind == TokenKind::Ident {
-                    keywords.note(text, span);
-                }
-                continue;
-            }
+        for (_, span, _) in raw.iter().filter(|t| t.0 == TokenKind::Preprocessor) {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
             let bytes = &text[span.clone()];
@@ -129,7 +121,10 @@ impl<'t> Directives<'t> {
                     Vec::new()
                 };
                 let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
-                if plain {
+                if plain && params.is_empty() {
+                    // Every word is kept: no buffer to filter.
+                    words(text, span.clone(), Reason::Directive, &mut a.opaque);
+                } else if plain {
                     let mut found = Vec::new();
                     words(text, span.clone(), Reason::Directive, &mut found);
                     a.opaque
@@ -199,7 +194,7 @@ impl<'t> Directives<'t> {
         if depth > 0 {
             a.conditional.push(open_at..text.len());
         }
-        (d, keywords)
+        d
     }
 }
 

@@ -311,6 +311,8 @@ fn bind_with<'t>(
         a.give_back();
         return binding;
     }
+    // Not sized up front: that saved the regrowing's copies but moved the
+    // heap so that glibc trimmed and refaulted it after every large text.
     let sink = RefCell::new(Sink {
         glsl: a.glsl,
         ..Sink::default()
@@ -592,7 +594,9 @@ fn judge<'t>(
     decls.sort_by_key(|d| d.at);
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
-    let mut bound: Vec<(u32, usize, usize)> = Vec::new();
+    // One entry at most per declaration: sized so neither regrows.
+    let mut bound: Vec<(u32, usize, usize)> = Vec::with_capacity(decls.len());
+    b.declared.reserve(decls.len().min(n));
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
     let mut cond = Ranges {

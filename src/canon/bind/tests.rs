@@ -370,3 +370,39 @@ fn scopes_sort_outermost_first_as_pairs_do() {
     let large = [(m - 4, m), (7, m), (7, 8), (m - 4, m - 3), (7, m)];
     assert_eq!(super::outermost_first(&large), by_pairs(&large));
 }
+
+#[test]
+fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
+    // Every sequence of up to 6 tokens after an opener, over brackets, a
+    // brace, a tag keyword and a plain name: the fused walk must agree with
+    // `balanced` and a second walk over the tokens between.
+    let alphabet: [&[u8]; 8] = [b"(", b")", b"[", b"]", b"{", b"}", b"x", b"struct"];
+    for opener in [b"(".as_slice(), b"["] {
+        for len in 0..=6u32 {
+            for code in 0..8usize.pow(len) {
+                let (mut text, mut raw) = (Vec::new(), Vec::new());
+                let mut c = code;
+                for k in 0..=len {
+                    let t = if k == 0 { opener } else { alphabet[c % 8] };
+                    if k > 0 {
+                        c /= 8;
+                    }
+                    let kind = if t[0].is_ascii_alphabetic() {
+                        TokenKind::Ident
+                    } else {
+                        TokenKind::Punct
+                    };
+                    raw.push((kind, text.len()..text.len() + t.len(), false));
+                    text.extend_from_slice(t);
+                    text.push(b' ');
+                }
+                let (end, plain) = tokens::balanced_plain(&text, &raw, 0);
+                assert_eq!(end, tokens::balanced(&text, &raw, 0));
+                if end > 1 {
+                    let two = (1..end - 1).all(|k| !tokens::not_plain(&text, &raw, k));
+                    assert_eq!(plain, two, "{}", String::from_utf8_lossy(&text));
+                }
+            }
+        }
+    }
+}

@@ -12,16 +12,20 @@
 //!
 //! Each identifier is interned once per occurrence: one of at most 16 plain
 //! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
-//! any other through the hash map, whose ids both share. The text's own
-//! directives are read in `bind/directives.rs`, on a walk that also notes
-//! whether any identifier is spelled `typedef` or a tag keyword: a text
-//! with neither skips the typedef pre-pass.
+//! any other through the hash map, whose ids both share. One walk over the
+//! lexed tokens, before the main one, drops comments, finds digraphs and
+//! notes whether any identifier is spelled `typedef` or a tag keyword: a
+//! text with neither skips the typedef pre-pass. The text's own directives
+//! are read in `bind/directives.rs`. (The directive lines are not gathered on
+//! that walk: a list of them, allocated and freed per text, moved the heap so
+//! that glibc trimmed and refaulted megabytes after every 1 MiB text of the
+//! benchmark, costing more in page faults than the second walk saves.)
 
 use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
 use super::scratch;
 use super::short::{ShortIds, SHORT};
-use super::typedefs::typedef_names;
+use super::typedefs::{typedef_names, Keywords};
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -132,9 +136,22 @@ pub fn adapt<'t>(
     all: super::Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
-    // Sized up front: a filtered collect would grow (and copy) as it goes.
+    // One walk over the lexed tokens copies those the grammar may see
+    // (comments dropped), notes the keywords the typedef pre-pass looks for
+    // and looks for digraphs: each was a walk of its own.
+    // Sized up front: a growing vector would copy as it goes.
     let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
-    raw.extend(all.iter().filter(|t| !t.0.is_comment()).cloned());
+    let mut keywords = Keywords::default();
+    let mut digraphs = false;
+    for t in all.iter().filter(|t| !t.0.is_comment()) {
+        if t.0 == TokenKind::Ident {
+            keywords.note(text, &t.1);
+        }
+        if let Some(prev) = raw.last() {
+            digraphs = digraphs || spells_digraph(text, prev, t);
+        }
+        raw.push(t.clone());
+    }
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -159,36 +176,15 @@ pub fn adapt<'t>(
     if crate::canon::dialect::has_trigraph(text) {
         a.whole = Some("it contains a trigraph".into());
     }
-    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
-    if raw.windows(2).any(|w| {
-        if w[0].0 != TokenKind::Punct {
-            return false;
-        }
-        let one = &text[w[0].1.clone()];
-        // Every digraph, whole or split over two tokens, starts with one of these.
-        if !matches!(one.first(), Some(b'<' | b'%' | b':')) {
-            return false;
-        }
-        if digraph(one) {
-            return true;
-        }
-        let two = &text[w[1].1.clone()];
-        let mut both = [0u8; 4];
-        w[1].0 == TokenKind::Punct
-            && w[0].1.end == w[1].1.start
-            && one.len() + two.len() <= both.len()
-            && {
-                both[..one.len()].copy_from_slice(one);
-                both[one.len()..one.len() + two.len()].copy_from_slice(two);
-                digraph(&both[..one.len() + two.len()])
-            }
-    }) || raw.last().is_some_and(|t| {
-        t.0 == TokenKind::Punct
-            && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
-    }) {
+    if digraphs
+        || raw.last().is_some_and(|t| {
+            t.0 == TokenKind::Punct
+                && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
+        })
+    {
         a.whole = Some("it contains a digraph".into());
     }
-    let (directives, keywords) = Directives::read(text, &raw, &mut a);
+    let directives = Directives::read(text, &raw, &mut a);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
@@ -346,8 +342,8 @@ pub fn adapt<'t>(
                 continue;
             }
             TokenKind::Preprocessor => continue,
-            TokenKind::Punct => match bytes {
-                b"{" | b"(" | b"[" => {
+            TokenKind::Punct => match *bytes {
+                [b'{' | b'(' | b'['] => {
                     ternary.push(0);
                     // A subscript or array size, or the condition of an
                     // `if`, `while` or `switch`, declares nothing the grammar
@@ -372,18 +368,12 @@ pub fn adapt<'t>(
                                 | Tok::Return
                         );
                     if !hidden && (bytes == b"[" || cond || in_expression) {
-                        let end = balanced(text, &raw, idx);
+                        let (end, inside_plain) = balanced_plain(text, &raw, idx);
                         let closed = end <= raw.len()
                             && end > idx + 1
                             && text[raw[end - 1].1.clone()]
                                 == *if cond { b")".as_slice() } else { b"]" };
-                        let plain = closed
-                            && raw[idx + 1..end - 1].iter().all(|(k, s, _)| {
-                                let b = &text[s.clone()];
-                                !(*k == TokenKind::Punct && b == b"{"
-                                    || *k == TokenKind::Ident
-                                        && matches!(b, b"struct" | b"union" | b"enum" | b"class"))
-                            });
+                        let plain = closed && inside_plain;
                         if plain {
                             let tok = if cond { Tok::Cond } else { Tok::Group };
                             a.toks.push((span.start, tok, raw[end - 1].1.end));
@@ -393,33 +383,33 @@ pub fn adapt<'t>(
                             continue;
                         }
                     }
-                    match bytes {
-                        b"{" => Tok::LBrace,
-                        b"(" => Tok::LParen,
+                    match bytes[0] {
+                        b'{' => Tok::LBrace,
+                        b'(' => Tok::LParen,
                         _ => Tok::LBracket,
                     }
                 }
-                b"}" | b")" | b"]" => {
+                [b'}' | b')' | b']'] => {
                     if ternary.len() > 1 {
                         ternary.pop();
                     }
-                    match bytes {
-                        b"}" => Tok::RBrace,
-                        b")" => Tok::RParen,
+                    match bytes[0] {
+                        b'}' => Tok::RBrace,
+                        b')' => Tok::RParen,
                         _ => Tok::RBracket,
                     }
                 }
-                b";" => Tok::Semi,
-                b"," => Tok::Comma,
-                b"*" => Tok::Star,
-                b"&" => Tok::Amp,
-                b"=" => Tok::Assign,
-                b"..." => Tok::Ellipsis,
-                b"?" => {
+                [b';'] => Tok::Semi,
+                [b','] => Tok::Comma,
+                [b'*'] => Tok::Star,
+                [b'&'] => Tok::Amp,
+                [b'='] => Tok::Assign,
+                [b'.', b'.', b'.'] => Tok::Ellipsis,
+                [b'?'] => {
                     *ternary.last_mut().expect("never empty") += 1;
                     Tok::Op
                 }
-                b":" => {
+                [b':'] => {
                     let open = ternary.last_mut().expect("never empty");
                     if *open > 0 {
                         *open -= 1;
@@ -459,13 +449,16 @@ impl<'t> Adapted<'t> {
 
     /// The id of `name`, interned on first sight.
     pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
-        if let Some(&id) = self.index.get(name.as_ref()) {
-            return id;
+        // One hashing whether the name is new or not.
+        match self.index.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let id = self.names.len() as u32;
+                self.names.push(e.key().clone());
+                e.insert(id);
+                id
+            }
         }
-        let id = self.names.len() as u32;
-        self.names.push(name.clone());
-        self.index.insert(name, id);
-        id
     }
 
     pub(super) fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
@@ -551,6 +544,37 @@ impl Word {
     }
 }
 
+/// Whether the token `one`, followed by `next`, spells a digraph: whole, or
+/// split over the two (the last token is checked on its own).
+fn spells_digraph(
+    text: &[u8],
+    one: &(TokenKind, Range<usize>, bool),
+    next: &(TokenKind, Range<usize>, bool),
+) -> bool {
+    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
+    if one.0 != TokenKind::Punct {
+        return false;
+    }
+    let first = &text[one.1.clone()];
+    // Every digraph, whole or split over two tokens, starts with one of these.
+    if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
+        return false;
+    }
+    if digraph(first) {
+        return true;
+    }
+    let two = &text[next.1.clone()];
+    let mut both = [0u8; 4];
+    next.0 == TokenKind::Punct
+        && one.1.end == next.1.start
+        && first.len() + two.len() <= both.len()
+        && {
+            both[..first.len()].copy_from_slice(first);
+            both[first.len()..first.len() + two.len()].copy_from_slice(two);
+            digraph(&both[..first.len() + two.len()])
+        }
+}
+
 /// Records a token sent to the parser: the last one, and the first one of
 /// its statement (a statement starts after `;`, a brace, a label's `:`, a
 /// condition, `else` or `do`).
@@ -563,6 +587,50 @@ fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
         tok,
         Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Cond | Tok::Else | Tok::Do
     );
+}
+
+/// Whether `raw[k]` is a brace or a tag keyword, which a group sent as one
+/// token may not hold.
+pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k: usize) -> bool {
+    let (kind, s, _) = &raw[k];
+    let b = &text[s.clone()];
+    *kind == TokenKind::Punct && b == b"{"
+        || *kind == TokenKind::Ident && matches!(b, b"struct" | b"union" | b"enum" | b"class")
+}
+
+/// [`balanced`], and whether no token strictly between `raw[open]` and the
+/// last token of the group (its closer, or the text's last token when
+/// nothing closes it) is a brace or a tag keyword: one walk for both.
+pub(super) fn balanced_plain(
+    text: &[u8],
+    raw: &[(TokenKind, Range<usize>, bool)],
+    open: usize,
+) -> (usize, bool) {
+    let mut depth = 0usize;
+    let mut plain = true;
+    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+        match kind {
+            TokenKind::Punct => match &text[span.clone()] {
+                b"(" | b"[" | b"{" => {
+                    plain &= j == open || !not_plain(text, raw, j);
+                    depth += 1;
+                }
+                b")" | b"]" | b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (j + 1, plain);
+                    }
+                }
+                _ => {}
+            },
+            TokenKind::Ident if span.len() <= 6 => plain &= !not_plain(text, raw, j),
+            _ => {}
+        }
+    }
+    // Unclosed: the text's last token is left out, as a closer would be.
+    let end = raw.len();
+    let plain = end < open + 2 || !(open + 1..end - 1).any(|k| not_plain(text, raw, k));
+    (end, plain)
 }
 
 /// The index just past the balanced group opened at `raw[open]`.

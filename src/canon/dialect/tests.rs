@@ -26,6 +26,26 @@ fn trigraphs_anywhere_are_raw() {
 }
 
 #[test]
+fn trigraphs_are_found_at_every_offset_of_a_long_text() {
+    // Whole 64-byte blocks and the tail are tested differently, and a
+    // trigraph may straddle two blocks: every offset against a plain search.
+    let naive = |t: &[u8]| {
+        t.windows(3)
+            .any(|w| w[0] == b'?' && w[1] == b'?' && b"=/'()!<>-".contains(&w[2]))
+    };
+    for len in [63, 64, 65, 130, 200] {
+        for at in 0..len {
+            for piece in [&b"??="[..], b"??", b"?", b"?x?"] {
+                let mut text = vec![b'a'; len];
+                let end = (at + piece.len()).min(len);
+                text[at..end].copy_from_slice(&piece[..end - at]);
+                assert_eq!(has_trigraph(&text), naive(&text), "{len} {at} {piece:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn raw_strings_and_digit_separators_are_raw() {
     for s in [
         r#"R"(x)""#,
