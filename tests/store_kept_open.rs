@@ -18,6 +18,15 @@ fn got(s: &FileStore, key: &[u8]) -> Option<Vec<u8>> {
     s.get(key).unwrap()
 }
 
+/// A store over `root` holding `value` under `key`, read once, so its entry
+/// file is kept open.
+fn kept(root: &Path, key: &[u8], value: &[u8]) -> FileStore {
+    let s = store(root);
+    s.put(key, value).unwrap();
+    assert_eq!(got(&s, key).as_deref(), Some(value));
+    s
+}
+
 #[test]
 fn a_kept_entry_replaced_or_removed_by_another_process_is_read_afresh() {
     let t = tempfile::tempdir().unwrap();
@@ -63,9 +72,7 @@ fn a_kept_entry_truncated_or_flipped_in_place_is_a_miss() {
 #[test]
 fn a_kept_entry_moved_away_is_not_read_until_it_is_linked_back() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"value").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"value");
     let path = s.entry_path(b"k");
     let away = t.path().join("away");
     // As eviction does: out of its place first.
@@ -78,9 +85,7 @@ fn a_kept_entry_moved_away_is_not_read_until_it_is_linked_back() {
 #[test]
 fn a_symlink_put_at_a_kept_entrys_name_is_a_miss_and_removed() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"value").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"value");
     let path = s.entry_path(b"k");
     let away = t.path().join("away");
     fs::rename(&path, &away).unwrap();
@@ -96,9 +101,7 @@ fn a_symlink_put_at_a_kept_entrys_name_is_a_miss_and_removed() {
 #[test]
 fn a_symlinked_shard_of_a_kept_entry_never_serves_what_it_leads_to() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"genuine").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"genuine");
     // A decoy: the same key's entry, valid, written by a store of its own
     // (another inode), in a directory outside; the shard a symlink to it.
     let decoy = t.path().join("decoy");
@@ -189,9 +192,7 @@ fn a_kept_entry_rewritten_in_place_is_verified_again_at_every_read() {
 #[test]
 fn a_kept_entry_grown_in_place_past_its_length_is_a_miss() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"value").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"value");
     let path = s.entry_path(b"k");
     let len = fs::metadata(&path).unwrap().len();
     // Bytes appended to the kept file: the length read is what statx gives,
@@ -216,9 +217,7 @@ fn a_kept_entry_evicted_by_another_store_over_the_directory_is_a_miss() {
 #[test]
 fn a_key_kept_from_an_entries_directory_swapped_away_is_a_miss_after_a_write() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"old directory's").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"old directory's");
     let entries = s
         .entry_path(b"k")
         .parent()
@@ -257,9 +256,7 @@ fn another_keys_entry_renamed_over_a_kept_entry_is_a_miss() {
 #[test]
 fn a_fifo_put_at_a_kept_entrys_name_is_a_miss_and_removed() {
     let t = tempfile::tempdir().unwrap();
-    let s = store(t.path());
-    s.put(b"k", b"value").unwrap();
-    assert!(got(&s, b"k").is_some());
+    let s = kept(t.path(), b"k", b"value");
     let path = s.entry_path(b"k");
     fs::remove_file(&path).unwrap();
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
