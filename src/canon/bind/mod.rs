@@ -49,6 +49,7 @@
 mod asm;
 mod directives;
 mod keywords;
+mod lexed;
 mod members;
 pub mod neutral;
 mod runs;
@@ -253,21 +254,7 @@ impl Drop for Binding<'_> {
     }
 }
 
-/// A lexed text: every token but blanks, comments included, as
-/// [`crate::canon::lexer::for_each_token_spliced`] gives them.
-pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
-
-/// Lexes `text` as [`bind_lexed`] takes it (so a caller that also scans the
-/// tokens lexes once).
-pub fn lex(text: &[u8]) -> Lexed {
-    let mut all: Lexed = scratch::take(text.len() / 4 + 1);
-    crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
-        if kind != TokenKind::Whitespace {
-            all.push((kind, span, spliced));
-        }
-    });
-    all
-}
+pub use lexed::{lex, Lexed};
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
