@@ -21,6 +21,9 @@ pub struct Lexed {
     pub(super) code: Vec<Token>,
     /// Which keywords the typedef pre-pass looks for stand in the code.
     pub(super) keywords: Keywords,
+    /// Where the directives stand in [`Lexed::code`] (a kept buffer: see
+    /// [`super::scratch`]), so reading them walks no other token.
+    pub(super) directives: Vec<usize>,
     /// Whether two tokens of the code spell a digraph (see
     /// [`super::tokens::adapt`]).
     pub(super) digraphs: bool,
@@ -39,6 +42,7 @@ impl Drop for Lexed {
     fn drop(&mut self) {
         scratch::give(std::mem::take(&mut self.all));
         scratch::give(std::mem::take(&mut self.code));
+        scratch::give(std::mem::take(&mut self.directives));
     }
 }
 
@@ -49,6 +53,7 @@ impl Drop for Lexed {
 pub fn lex(text: &[u8]) -> Lexed {
     let mut all: Vec<Token> = scratch::take(text.len() / 4 + 1);
     let mut code: Vec<Token> = scratch::take(text.len() / 4 + 1);
+    let mut directives: Vec<usize> = scratch::take(0);
     let mut keywords = Keywords::default();
     let mut digraphs = false;
     // Whether the last token of the code may start a digraph (a punctuator
@@ -67,6 +72,8 @@ pub fn lex(text: &[u8]) -> Lexed {
             may_start = kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
             if kind == TokenKind::Ident {
                 keywords.note(text, &span);
+            } else if kind == TokenKind::Preprocessor {
+                directives.push(code.len());
             }
             code.push((kind, span.clone(), spliced));
         }
@@ -76,6 +83,7 @@ pub fn lex(text: &[u8]) -> Lexed {
         all,
         code,
         keywords,
+        directives,
         digraphs,
     }
 }

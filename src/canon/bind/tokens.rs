@@ -142,7 +142,6 @@ pub fn adapt<'t>(
     let raw = std::mem::take(&mut lexed.code);
     let all = std::mem::take(&mut lexed.all);
     let (keywords, digraphs) = (lexed.keywords, lexed.digraphs);
-    drop(lexed);
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -175,7 +174,8 @@ pub fn adapt<'t>(
     {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &mut a);
+    let directives = Directives::read(text, &raw, &lexed.directives, &mut a);
+    drop(lexed);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
