@@ -52,6 +52,7 @@ mod keywords;
 mod lexed;
 mod members;
 pub mod neutral;
+mod order;
 mod runs;
 mod scratch;
 mod short;
@@ -499,10 +500,19 @@ fn resolve_pending(sink: &mut Sink) {
     }
 }
 
-/// `scopes` by start, the longer first where two start together. Sorted as
-/// single integers when the offsets fit in 32 bits (start above, end
-/// complemented below: the same order, compared in one instruction).
+/// `scopes` by start, the longer first where two start together: without
+/// sorting when they nest as a parse records them (see [`order`]), else
+/// sorted as single integers when the offsets fit in 32 bits (start above,
+/// end complemented below: the same order, compared in one instruction).
 fn outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    if let Some(v) = order::preorder(scopes) {
+        debug_assert_eq!(v, sorted_outermost_first(scopes));
+        return v;
+    }
+    sorted_outermost_first(scopes)
+}
+
+fn sorted_outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let fits = scopes
         .iter()
         .all(|&(l, r)| l <= u32::MAX as usize && r <= u32::MAX as usize);
