@@ -81,10 +81,11 @@ pub(super) struct Directives<'t> {
 }
 
 impl<'t> Directives<'t> {
-    /// Reads the directives among `raw`.
+    /// Reads the directives among `raw`, which stand at `at` (in order).
     pub(super) fn read(
         text: &'t [u8],
         raw: &[(TokenKind, Range<usize>, bool)],
+        at: &[usize],
         a: &mut Adapted<'t>,
     ) -> Directives<'t> {
         let mut d = Directives {
@@ -93,7 +94,7 @@ impl<'t> Directives<'t> {
         };
         let mut depth = 0usize;
         let mut open_at = 0usize;
-        for (_, span, _) in raw.iter().filter(|t| t.0 == TokenKind::Preprocessor) {
+        for span in at.iter().map(|&i| &raw[i].1) {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
             let bytes = &text[span.clone()];

@@ -49,8 +49,10 @@
 mod asm;
 mod directives;
 mod keywords;
+mod lexed;
 mod members;
 pub mod neutral;
+mod order;
 mod runs;
 mod scratch;
 mod short;
@@ -253,21 +255,7 @@ impl Drop for Binding<'_> {
     }
 }
 
-/// A lexed text: every token but blanks, comments included, as
-/// [`crate::canon::lexer::for_each_token_spliced`] gives them.
-pub type Lexed = Vec<(TokenKind, std::ops::Range<usize>, bool)>;
-
-/// Lexes `text` as [`bind_lexed`] takes it (so a caller that also scans the
-/// tokens lexes once).
-pub fn lex(text: &[u8]) -> Lexed {
-    let mut all: Lexed = scratch::take(text.len() / 4 + 1);
-    crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
-        if kind != TokenKind::Whitespace {
-            all.push((kind, span, spliced));
-        }
-    });
-    all
-}
+pub use lexed::{lex, Lexed};
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
@@ -512,10 +500,19 @@ fn resolve_pending(sink: &mut Sink) {
     }
 }
 
-/// `scopes` by start, the longer first where two start together. Sorted as
-/// single integers when the offsets fit in 32 bits (start above, end
-/// complemented below: the same order, compared in one instruction).
+/// `scopes` by start, the longer first where two start together: without
+/// sorting when they nest as a parse records them (see [`order`]), else
+/// sorted as single integers when the offsets fit in 32 bits (start above,
+/// end complemented below: the same order, compared in one instruction).
 fn outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    if let Some(v) = order::preorder(scopes) {
+        debug_assert_eq!(v, sorted_outermost_first(scopes));
+        return v;
+    }
+    sorted_outermost_first(scopes)
+}
+
+fn sorted_outermost_first(scopes: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let fits = scopes
         .iter()
         .all(|&(l, r)| l <= u32::MAX as usize && r <= u32::MAX as usize);

@@ -28,6 +28,7 @@ pub struct Spare {
     terms: Vec<Vec<(usize, Tok, usize)>>,
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
+    indices: Vec<Vec<usize>>,
 }
 
 thread_local! {
@@ -61,6 +62,12 @@ impl Kept for Ident {
 impl Kept for u32 {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.ids
+    }
+}
+
+impl Kept for usize {
+    fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
+        &mut spare.indices
     }
 }
 

@@ -25,7 +25,7 @@ use super::directives::{words, Directives};
 use super::keywords::{classify, is_opencl_space, opaque_construct};
 use super::scratch;
 use super::short::{ShortIds, SHORT};
-use super::typedefs::{typedef_names, Keywords};
+use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
@@ -128,30 +128,20 @@ pub struct Adapted<'t> {
     pub struct_words: bool,
 }
 
-/// Adapts the lexed `text` (`all`: [`super::lex`]) for the grammar.
+/// Adapts the lexed `text` (`lexed`: [`super::lex`]) for the grammar.
 /// `macros`: names that are macros where the kernel is compiled, whose bodies
 /// are not seen: their arguments are opaque.
 pub fn adapt<'t>(
     text: &'t [u8],
-    all: super::Lexed,
+    mut lexed: super::Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Adapted<'t> {
-    // One walk over the lexed tokens copies those the grammar may see
-    // (comments dropped), notes the keywords the typedef pre-pass looks for
-    // and looks for digraphs: each was a walk of its own.
-    // Sized up front: a growing vector would copy as it goes.
-    let mut raw: Vec<(TokenKind, Range<usize>, bool)> = scratch::take(all.len());
-    let mut keywords = Keywords::default();
-    let mut digraphs = false;
-    for t in all.iter().filter(|t| !t.0.is_comment()) {
-        if t.0 == TokenKind::Ident {
-            keywords.note(text, &t.1);
-        }
-        if let Some(prev) = raw.last() {
-            digraphs = digraphs || spells_digraph(text, prev, t);
-        }
-        raw.push(t.clone());
-    }
+    // The tokens the grammar may see (comments dropped), the keywords the
+    // typedef pre-pass looks for and whether digraphs stand in the code:
+    // found on the lexing's walk.
+    let raw = std::mem::take(&mut lexed.code);
+    let all = std::mem::take(&mut lexed.all);
+    let (keywords, digraphs) = (lexed.keywords, lexed.digraphs);
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -184,7 +174,8 @@ pub fn adapt<'t>(
     {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &mut a);
+    let directives = Directives::read(text, &raw, &lexed.directives, &mut a);
+    drop(lexed);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
@@ -546,7 +537,7 @@ impl Word {
 
 /// Whether the token `one`, followed by `next`, spells a digraph: whole, or
 /// split over the two (the last token is checked on its own).
-fn spells_digraph(
+pub(super) fn spells_digraph(
     text: &[u8],
     one: &(TokenKind, Range<usize>, bool),
     next: &(TokenKind, Range<usize>, bool),

@@ -1,0 +1,89 @@
+//! A text's tokens as the binder takes them: lexed once, blanks left out,
+//! and the comment-free copy the token adapter reads made on the same walk.
+
+use super::scratch;
+use super::tokens::spells_digraph;
+use super::typedefs::Keywords;
+use crate::canon::lexer::{for_each_token_spliced, TokenKind};
+use std::ops::Range;
+
+/// One token: its kind, its span, and whether it is an identifier spelled
+/// with a line splice or a universal character name.
+pub type Token = (TokenKind, Range<usize>, bool);
+
+/// A lexed text (see [`lex`]): it reads as every token but blanks,
+/// comments included, as [`crate::canon::lexer::for_each_token_spliced`]
+/// gives them.
+pub struct Lexed {
+    /// Every token but blanks, comments included.
+    pub(super) all: Vec<Token>,
+    /// The same without comments: what the adapter reads.
+    pub(super) code: Vec<Token>,
+    /// Which keywords the typedef pre-pass looks for stand in the code.
+    pub(super) keywords: Keywords,
+    /// Where the directives stand in [`Lexed::code`] (a kept buffer: see
+    /// [`super::scratch`]), so reading them walks no other token.
+    pub(super) directives: Vec<usize>,
+    /// Whether two tokens of the code spell a digraph (see
+    /// [`super::tokens::adapt`]).
+    pub(super) digraphs: bool,
+}
+
+impl std::ops::Deref for Lexed {
+    type Target = [Token];
+
+    fn deref(&self) -> &[Token] {
+        &self.all
+    }
+}
+
+impl Drop for Lexed {
+    /// Keeps the buffers left here for the thread's next text.
+    fn drop(&mut self) {
+        scratch::give(std::mem::take(&mut self.all));
+        scratch::give(std::mem::take(&mut self.code));
+        scratch::give(std::mem::take(&mut self.directives));
+    }
+}
+
+/// Lexes `text` as [`super::bind_lexed`] takes it (so a caller that also
+/// scans the tokens lexes once). The comment-free copy, the keywords the
+/// typedef pre-pass looks for and the digraph check are made on the
+/// lexing's own walk: each was a walk of its own over the tokens.
+pub fn lex(text: &[u8]) -> Lexed {
+    let mut all: Vec<Token> = scratch::take(text.len() / 4 + 1);
+    let mut code: Vec<Token> = scratch::take(text.len() / 4 + 1);
+    let mut directives: Vec<usize> = scratch::take(0);
+    let mut keywords = Keywords::default();
+    let mut digraphs = false;
+    // Whether the last token of the code may start a digraph (a punctuator
+    // starting with `<`, `%` or `:`): only then is the pair looked at.
+    let mut may_start = false;
+    for_each_token_spliced(text, |kind, span, spliced| {
+        if kind == TokenKind::Whitespace {
+            return;
+        }
+        if !kind.is_comment() {
+            if may_start && !digraphs {
+                if let Some(prev) = code.last() {
+                    digraphs = spells_digraph(text, prev, &(kind, span.clone(), spliced));
+                }
+            }
+            may_start = kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
+            if kind == TokenKind::Ident {
+                keywords.note(text, &span);
+            } else if kind == TokenKind::Preprocessor {
+                directives.push(code.len());
+            }
+            code.push((kind, span.clone(), spliced));
+        }
+        all.push((kind, span, spliced));
+    });
+    Lexed {
+        all,
+        code,
+        keywords,
+        directives,
+        digraphs,
+    }
+}
