@@ -44,6 +44,27 @@ fn feed<'m>(
     }
 }
 
+/// How long a run [`append`] copies as a fixed-size block.
+const RUN: usize = 16;
+
+/// Appends `src[from..to]` to `out`. Most runs (the text between two renamed
+/// names, a canonical name) are short: such a run is copied as the [`RUN`]
+/// bytes from `from` when `src` has them, and the bytes past it cut off
+/// again, a copy of known size instead of a call.
+#[inline(always)]
+fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
+    let len = to - from;
+    if len <= RUN {
+        if let Some(block) = src.get(from..from + RUN) {
+            let at = out.len();
+            out.extend_from_slice(block);
+            out.truncate(at + len);
+            return;
+        }
+    }
+    out.extend_from_slice(&src[from..to]);
+}
+
 /// One pass over a kernel's tokens, writing its canonical text.
 ///
 /// Kept bytes are copied in runs: only a renamed name interrupts a run.
@@ -61,7 +82,8 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) order: Vec<(Cow<'t, [u8]>, Taken)>,
     pub(super) record: bool,
     pub(super) renamed: usize,
-    /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for `n = 1`).
+    /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for
+    /// `n = 1`); [`RUN`] bytes of slack follow the last.
     pub(super) names: Vec<u8>,
     /// `renamed` in decimal.
     pub(super) decimal: Vec<u8>,
@@ -178,9 +200,12 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // The binder's lexing of the text, reused: one lexing per text, and
         // its ids for the names in code, so no name there is hashed again.
         let binding = self.binding.clone();
-        let mut ids = binding.code_ids().iter();
+        let ids = binding.code_ids();
+        let mut next_id = 0;
         // A struct member's own declarator is kept like a member access.
-        let mut members = binding.member_declarators().iter().peekable();
+        let members = binding.member_declarators();
+        let mut next_member = 0;
+        let collecting = self.kept.is_some();
         let tokens = binding.tokens();
         // The scan while it takes tokens one by one, and once it has taken
         // the rest at once.
@@ -194,14 +219,16 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     }
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
-                    let id = ids.next().copied();
-                    let declarator = members.next_if_eq(&&span.start).is_some();
+                    let id = ids.get(next_id).copied();
+                    next_id += 1;
+                    let declarator = members.get(next_member) == Some(&span.start);
+                    next_member += declarator as usize;
                     let member = after_member || declarator;
                     after_member = template;
                     // The common case, a name in code whose decision is
                     // taken: what `name` would do, without its spelling.
                     let known = match id {
-                        Some(id) if !member && self.kept.is_none() => self.by_id[id as usize],
+                        Some(id) if !member && !collecting => self.by_id[id as usize],
                         _ => None,
                     };
                     match known {
@@ -210,15 +237,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             continue;
                         }
                         Some(Taken::Renamed(n)) => {
-                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            append(&mut self.out, text, self.copied, span.start);
                             self.copied = span.end;
                             let from = if n >= 2 { self.ends[n - 2] } else { 0 };
-                            self.out
-                                .extend_from_slice(&self.names[from..self.ends[n - 1]]);
+                            append(&mut self.out, &self.names, from, self.ends[n - 1]);
                             continue;
                         }
                         Some(taken @ Taken::Token) => {
-                            self.out.extend_from_slice(&text[self.copied..span.start]);
+                            append(&mut self.out, text, self.copied, span.start);
                             self.copied = span.end;
                             let mut out = std::mem::take(&mut self.out);
                             self.write_taken(taken, &mut out);
@@ -279,10 +305,17 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         } else {
             Cow::Borrowed(&text[start..end])
         };
-        let id = id.or_else(|| self.binding.id(&spelled));
-        let known = match id {
-            Some(id) => self.by_id[id as usize],
-            None => self.taken.get(spelled.as_ref()).copied(),
+        // A word of a comment the binder never met was decided by spelling:
+        // that map is asked first, and a word it lacks costs a second lookup.
+        let (id, known) = match id {
+            Some(id) => (Some(id), self.by_id[id as usize]),
+            None => match self.taken.get(spelled.as_ref()) {
+                Some(&taken) => (None, Some(taken)),
+                None => {
+                    let id = self.binding.id(&spelled);
+                    (id, id.and_then(|id| self.by_id[id as usize]))
+                }
+            },
         };
         if !member && self.kept.is_none() {
             // The common case: a name whose decision is taken.
@@ -320,7 +353,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
             return;
         }
-        self.out.extend_from_slice(&text[self.copied..start]);
+        append(&mut self.out, text, self.copied, start);
         self.copied = end;
         let mut out = std::mem::take(&mut self.out);
         self.write_taken(taken, &mut out);
@@ -341,7 +374,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
             Taken::Renamed(n) => {
                 let start = if n >= 2 { self.ends[n - 2] } else { 0 };
-                out.extend_from_slice(&self.names[start..self.ends[n - 1]]);
+                append(out, &self.names, start, self.ends[n - 1]);
             }
         }
     }
@@ -403,11 +436,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Gives a name to be renamed its canonical number.
     fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         self.renamed += 1;
+        self.names.truncate(self.ends.last().copied().unwrap_or(0));
         self.names.extend_from_slice(&self.prefix);
         // The number before, plus one, in place: no division per name.
         increment_decimal(&mut self.decimal);
         self.names.extend_from_slice(&self.decimal);
         self.ends.push(self.names.len());
+        // Slack after the last name, so that it too is copied as a short
+        // run (see `append`).
+        self.names.extend_from_slice(&[0; RUN]);
         let taken = Taken::Renamed(self.renamed);
         if self.record {
             self.order.push((spelled.clone(), taken));
@@ -431,5 +468,22 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     fn kept_collides(&self, kept: &[u8]) -> bool {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::append;
+
+    #[test]
+    fn append_copies_exactly_the_run_whatever_the_slack() {
+        let src: Vec<u8> = (0..40).collect();
+        for from in 0..src.len() {
+            for to in from..=src.len() {
+                let mut out = b"ab".to_vec();
+                append(&mut out, &src, from, to);
+                assert_eq!(out, [&b"ab"[..], &src[from..to]].concat(), "{from}..{to}");
+            }
+        }
     }
 }
