@@ -361,7 +361,11 @@ impl Renamer {
     /// What happens to a name at a renamable position, by the rules alone
     /// (the binder's verdict comes after).
     fn decide(&self, name: &[u8]) -> Decision {
-        let class = self.classes.get(name).copied();
+        self.decide_listed(name, self.classes.get(name).copied())
+    }
+
+    /// [`Renamer::decide`], given what the options list `name` as.
+    fn decide_listed(&self, name: &[u8], class: Option<Class>) -> Decision {
         if class == Some(Class::Never)
             || is_keyword(name)
             || self.macros.as_ref().is_some_and(|m| m.contains(name))
@@ -399,7 +403,7 @@ impl Renamer {
 
 /// What a name listed in the options is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Class {
+pub(super) enum Class {
     Never,
     Bound,
 }

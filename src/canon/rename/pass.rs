@@ -1,7 +1,7 @@
 //! One renaming pass over a kernel's tokens (see [`super`]).
 
 use super::names::{increment_decimal, is_numbered};
-use super::{is_keyword, Decision, Renamer, BASE_PREFIX};
+use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -75,6 +75,10 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) marked: bool,
     /// Decisions for names met only in comments (by spelling).
     pub(super) taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// What the options list each name the binder met as, by its id: asked
+    /// once per listed name rather than once per name met (when the lists
+    /// are no longer than the text's names).
+    pub(super) listed: Option<Vec<Option<Class>>>,
     /// Decisions for names the binder met outside comments, by its id.
     pub(super) by_id: Vec<Option<Taken>>,
     /// Renamed names in order of first occurrence (the token included),
@@ -131,6 +135,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             marked,
             taken: FxHashMap::default(),
             by_id: vec![None; binding.name_count()],
+            listed: (renamer.classes.len() <= binding.name_count()).then(|| {
+                let mut listed = vec![None; binding.name_count()];
+                for (name, &class) in &renamer.classes {
+                    if let Some(id) = binding.id(name) {
+                        listed[id as usize] = Some(class);
+                    }
+                }
+                listed
+            }),
             order: Vec::new(),
             record: false,
             renamed: 0,
@@ -389,7 +402,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
             Decision::Never
         } else {
-            match self.renamer.decide(&spelled) {
+            let listed = match (id, &self.listed) {
+                (Some(id), Some(listed)) => listed[id as usize],
+                _ => self.renamer.classes.get(spelled.as_ref()).copied(),
+            };
+            match self.renamer.decide_listed(&spelled, listed) {
                 // A name is renamed only when the binder verified it.
                 Decision::Rename if self.renamer.verify && verdict.is_err() => {
                     if self.record {
