@@ -89,8 +89,10 @@ pub(super) struct Pass<'r, 't, 'k> {
     /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for
     /// `n = 1`); [`RUN`] bytes of slack follow the last.
     pub(super) names: Vec<u8>,
-    /// `renamed` in decimal.
-    pub(super) decimal: Vec<u8>,
+    /// The canonical name last given (`prefix` and `renamed` in decimal),
+    /// `last[..last_len]`, with [`RUN`] bytes of slack after it.
+    pub(super) last: Vec<u8>,
+    pub(super) last_len: usize,
     pub(super) ends: Vec<usize>,
     pub(super) out: Vec<u8>,
     /// How far `text` has been written out.
@@ -128,6 +130,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         keep: FxHashSet<Cow<'t, [u8]>>,
         binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
     ) -> Self {
+        let last = [&prefix[..], &[0; RUN]].concat();
         Pass {
             renamer,
             text,
@@ -148,7 +151,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             record: false,
             renamed: 0,
             names: Vec::new(),
-            decimal: Vec::new(),
+            last_len: last.len() - RUN,
+            last,
             ends: Vec::new(),
             out: Vec::new(),
             copied: 0,
@@ -453,11 +457,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Gives a name to be renamed its canonical number.
     fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         self.renamed += 1;
+        // The name before, its number plus one, in place: no division per
+        // name, and one short run to copy.
+        self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
         self.names.truncate(self.ends.last().copied().unwrap_or(0));
-        self.names.extend_from_slice(&self.prefix);
-        // The number before, plus one, in place: no division per name.
-        increment_decimal(&mut self.decimal);
-        self.names.extend_from_slice(&self.decimal);
+        append(&mut self.names, &self.last, 0, self.last_len);
         self.ends.push(self.names.len());
         // Slack after the last name, so that it too is copied as a short
         // run (see `append`).
