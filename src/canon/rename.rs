@@ -230,7 +230,7 @@ impl Renamer {
             .collect();
         if self.infer {
             for d in pass.binding.declared() {
-                if !matches!(pass.known(d), Some(Taken::Renamed(_)))
+                if !matches!(pass.known(d), Some(Taken::Renamed { .. }))
                     && !pass.refused.iter().any(|(n, _)| n == d)
                 {
                     kept.push((lossy(d), pass.why(d)));

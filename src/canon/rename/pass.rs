@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
-/// canonical name's number.
+/// canonical name (where it stands in [`Pass::names`]).
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Taken {
     /// Kept; whether it could be mistaken for a canonical name or the token.
@@ -21,7 +21,10 @@ pub(super) enum Taken {
     /// met as a name of the kernel, so a member spelled like it does not
     /// move the numbering.
     Pending,
-    Renamed(usize),
+    Renamed {
+        from: usize,
+        to: usize,
+    },
 }
 
 /// Gives the dialect scan riding along a pass the `k`th token (neither a
@@ -85,15 +88,14 @@ pub(super) struct Pass<'r, 't, 'k> {
     /// kept only when `record` is set.
     pub(super) order: Vec<(Cow<'t, [u8]>, Taken)>,
     pub(super) record: bool,
-    pub(super) renamed: usize,
-    /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for
-    /// `n = 1`); [`RUN`] bytes of slack follow the last.
+    /// The canonical names given, one after another, the last ending at
+    /// `names_end`; [`RUN`] bytes of slack follow it.
     pub(super) names: Vec<u8>,
+    pub(super) names_end: usize,
     /// The canonical name last given (`prefix` and `renamed` in decimal),
     /// `last[..last_len]`, with [`RUN`] bytes of slack after it.
     pub(super) last: Vec<u8>,
     pub(super) last_len: usize,
-    pub(super) ends: Vec<usize>,
     pub(super) out: Vec<u8>,
     /// How far `text` has been written out.
     pub(super) copied: usize,
@@ -149,11 +151,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }),
             order: Vec::new(),
             record: false,
-            renamed: 0,
             names: Vec::new(),
             last_len: last.len() - RUN,
             last,
-            ends: Vec::new(),
+            names_end: 0,
             out: Vec::new(),
             copied: 0,
             collision: false,
@@ -253,11 +254,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             self.collision |= collides;
                             continue;
                         }
-                        Some(Taken::Renamed(n)) => {
+                        Some(Taken::Renamed { from, to }) => {
                             append(&mut self.out, text, self.copied, span.start);
                             self.copied = span.end;
-                            let from = if n >= 2 { self.ends[n - 2] } else { 0 };
-                            append(&mut self.out, &self.names, from, self.ends[n - 1]);
+                            append(&mut self.out, &self.names, from, to);
                             continue;
                         }
                         Some(taken @ Taken::Token) => {
@@ -389,10 +389,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             Taken::Token => {
                 out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default())
             }
-            Taken::Renamed(n) => {
-                let start = if n >= 2 { self.ends[n - 2] } else { 0 };
-                append(out, &self.names, start, self.ends[n - 1]);
-            }
+            Taken::Renamed { from, to } => append(out, &self.names, from, to),
         }
     }
 
@@ -456,17 +453,19 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     /// Gives a name to be renamed its canonical number.
     fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
-        self.renamed += 1;
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
         self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
-        self.names.truncate(self.ends.last().copied().unwrap_or(0));
+        self.names.truncate(self.names_end);
         append(&mut self.names, &self.last, 0, self.last_len);
-        self.ends.push(self.names.len());
+        let taken = Taken::Renamed {
+            from: self.names_end,
+            to: self.names.len(),
+        };
+        self.names_end = self.names.len();
         // Slack after the last name, so that it too is copied as a short
         // run (see `append`).
         self.names.extend_from_slice(&[0; RUN]);
-        let taken = Taken::Renamed(self.renamed);
         if self.record {
             self.order.push((spelled.clone(), taken));
         }
