@@ -48,6 +48,7 @@
 //! macro may hand the asm its text): the assembler reads a file that the key
 //! never digests and `-MD` never reports.
 
+mod quick;
 mod strings;
 
 use super::lexer::{for_each_token_spliced, spelling, TokenKind};
@@ -171,9 +172,11 @@ pub struct Scanner<'m> {
     macros: Option<&'m MacroNames>,
     /// Names the kernel's own directives define.
     defined: FxHashSet<Box<[u8]>>,
-    /// The open parentheses in code (directives aside): whether each is, or
-    /// stands inside, the argument list of a macro.
-    parens: Vec<bool>,
+    /// How many of the open parentheses in code (directives aside) are, or
+    /// stand inside, the argument list of a macro: those are the innermost
+    /// ones (every parenthesis opened inside one is inside one too), so a
+    /// count says all a stack of them would.
+    in_call: usize,
     /// The last identifier in code, when nothing the scan saw followed it.
     last_ident: Option<Range<usize>>,
     /// Whether a directive's body leaves a parenthesis open (a macro that
@@ -198,7 +201,7 @@ impl<'m> Scanner<'m> {
             kernel_name: None,
             macros: None,
             defined: FxHashSet::default(),
-            parens: Vec::new(),
+            in_call: 0,
             last_ident: None,
             opens_call: false,
             asm: false,
@@ -254,7 +257,7 @@ impl<'m> Scanner<'m> {
                 }
                 b")" => {
                     self.last_ident = None;
-                    self.parens.pop();
+                    self.close_paren();
                     return;
                 }
                 // A lone `<` (every comparison) is wanted only as a possible
@@ -270,6 +273,12 @@ impl<'m> Scanner<'m> {
         self.token_slow(text, kind, span, spliced)
     }
 
+    /// Whether a `(` may open a macro's arguments, in which the kernel's
+    /// name is looked for.
+    fn calls_possible(&self) -> bool {
+        self.kernel_name.is_some() && (self.macros.is_some() || !self.defined.is_empty())
+    }
+
     /// A `(` (with a kernel name to look for) after the name `callee`, if
     /// one stood right before it: whether it opens a macro's arguments.
     #[inline]
@@ -281,8 +290,15 @@ impl<'m> Scanner<'m> {
                 let c = name_of(&text[s]);
                 self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
             });
-        let inside = self.parens.last() == Some(&true);
-        self.parens.push(call || inside);
+        if call || self.in_call > 0 {
+            self.in_call += 1;
+        }
+    }
+
+    /// A `)` in code (with a kernel name to look for).
+    #[inline]
+    fn close_paren(&mut self) {
+        self.in_call = self.in_call.saturating_sub(1);
     }
 
     #[inline(never)]
@@ -317,7 +333,7 @@ impl<'m> Scanner<'m> {
                     return self.open_paren(text, callee);
                 }
                 TokenKind::Punct if text[span.clone()] == *b")" => {
-                    self.parens.pop();
+                    self.close_paren();
                     return;
                 }
                 _ => {}
@@ -380,7 +396,7 @@ impl<'m> Scanner<'m> {
                 if matches!(&*name, b"asm" | b"__asm__" | b"__asm") {
                     self.asm = true;
                 }
-                let in_macro_call = self.parens.last() == Some(&true);
+                let in_macro_call = self.in_call > 0;
                 if self.kernel_name == Some(&*name) && (in_directive || in_macro_call) {
                     raw.get_or_insert_with(|| {
                         let name = String::from_utf8_lossy(&name);
@@ -443,6 +459,9 @@ impl<'m> Scanner<'m> {
         self.last_ident = None;
         let inner = &text[span.start + 1..span.end];
         let base = span.start + 1;
+        if self.plain_directive(text, base, inner) {
+            return;
+        }
         // The words so far (`define`, then the name), and the body's
         // parenthesis balance past the name and its parameter list.
         let mut words = 0;

@@ -28,9 +28,11 @@
 //! stringizing macro, an unparsed item, ...). [`Canonical::kept`] says why a
 //! selected name was left as written. With [`CanonOptions::infer`], every
 //! name the kernel declares that the binder verifies is renamed too. The
-//! dialect scan comes first: a raw-keyed kernel (see "Raw keying" below) is
-//! not renamed at all and the binder is not consulted; one lexing of the text
-//! serves the scan, the binder and every renaming pass.
+//! dialect scan rides along the first renaming pass (or, when the backend
+//! reports macros and a kernel name is given, runs before the binder): a
+//! raw-keyed kernel (see "Raw keying" below) is not renamed at all and what
+//! the binder found is not used; one lexing of the text serves the scan, the
+//! binder and every renaming pass.
 //!
 //! Comments are renamed like code. If `bound` meets `free`, or holds a
 //! reserved name (`__x`, `_X`) or a keyword, no bound name and no name derived
@@ -73,17 +75,17 @@
 //! one, and two raw-keyed texts are equal only when the kernels are.
 
 use super::dialect::{Findings, Scanner};
-use super::lexer::{for_each_comment_word, spelling, TokenKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::ops::Range;
 
 mod names;
 mod options;
+mod pass;
 
-use names::{increment_decimal, is_digits, is_numbered, lossy, lossy_owned, raw_text};
+use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
+use pass::{Pass, Taken};
 
 /// The canonical form of one kernel's text (see the module docs).
 pub fn canonical_kernel(text: &[u8], options: &CanonOptions) -> Canonical {
@@ -213,7 +215,7 @@ impl Renamer {
                     reason: raw.clone(),
                     raw,
                     uncacheable: findings.uncacheable,
-                    // The binder is not consulted: nothing is renamed.
+                    // What the binder found is not used: nothing is renamed.
                     inferred: Vec::new(),
                     kept: Vec::new(),
                     given_up: None,
@@ -228,7 +230,7 @@ impl Renamer {
             .collect();
         if self.infer {
             for d in pass.binding.declared() {
-                if !matches!(pass.known(d), Some(Taken::Renamed(_)))
+                if !matches!(pass.known(d), Some(Taken::Renamed { .. }))
                     && !pass.refused.iter().any(|(n, _)| n == d)
                 {
                     kept.push((lossy(d), pass.why(d)));
@@ -301,14 +303,27 @@ impl Renamer {
     /// stands after a member operator; and marked, when a kept name collides.
     /// `record`: keep the renaming map, in order of first occurrence. What
     /// the dialect scan found, when the kernel is to be raw-keyed: then the
-    /// binder is not consulted.
+    /// binding is not used.
     fn pass<'t>(&self, text: &'t [u8], record: bool) -> Result<Pass<'_, 't, 't>, Findings> {
         // One lexing serves the dialect scan, the binder and every pass.
         let tokens = super::bind::lex(text);
-        let findings = self.scan(text, &tokens);
-        if !findings.is_clean() {
-            return Err(findings);
-        }
+        let mut scanner = Scanner::new(self.position_macros.as_deref())
+            .with_kernel_name(self.kernel_name.as_deref())
+            .with_macros(self.macros.as_deref());
+        // The scan rides along the first pass, where it costs a test or two
+        // per token; but where it follows every parenthesis from the start
+        // (a kernel name and the backend's macros) it runs first, so that a
+        // raw-keyed kernel is never bound.
+        let fused = if scanner.quick_ahead() {
+            Some(scanner)
+        } else {
+            scanner.exact(text, &tokens);
+            let findings = scanner.finish(text);
+            if !findings.is_clean() {
+                return Err(findings);
+            }
+            None
+        };
         let binding = std::rc::Rc::new(super::bind::bind_lexed(
             text,
             tokens,
@@ -320,7 +335,11 @@ impl Renamer {
             p
         };
         let mut pass = new(BASE_PREFIX.to_vec(), false, Default::default());
+        pass.scan = fused;
         pass.run();
+        if let Some(findings) = pass.findings.take().filter(|f| !f.is_clean()) {
+            return Err(findings);
+        }
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
             pass = new(BASE_PREFIX.to_vec(), false, members.clone());
@@ -339,28 +358,14 @@ impl Renamer {
         Ok(pass)
     }
 
-    /// The dialect scan over the lexed tokens. It sees every token but
-    /// blanks, well-formed comments and names no macro it looks for can be
-    /// (see `Scanner::token`), as it did inside the renaming pass.
-    fn scan(&self, text: &[u8], tokens: &[(TokenKind, Range<usize>, bool)]) -> Findings {
-        let mut scan = Scanner::new(self.position_macros.as_deref())
-            .with_kernel_name(self.kernel_name.as_deref())
-            .with_macros(self.macros.as_deref());
-        for (kind, span, spliced) in tokens.iter().cloned() {
-            match kind {
-                TokenKind::Ident => scan.token(text, kind, span, spliced),
-                TokenKind::LineComment | TokenKind::BlockComment | TokenKind::Whitespace => {}
-                _ if scan.wants(text, kind, &span) => scan.token(text, kind, span, spliced),
-                _ => {}
-            }
-        }
-        scan.finish(text)
-    }
-
     /// What happens to a name at a renamable position, by the rules alone
     /// (the binder's verdict comes after).
     fn decide(&self, name: &[u8]) -> Decision {
-        let class = self.classes.get(name).copied();
+        self.decide_listed(name, self.classes.get(name).copied())
+    }
+
+    /// [`Renamer::decide`], given what the options list `name` as.
+    fn decide_listed(&self, name: &[u8], class: Option<Class>) -> Decision {
         if class == Some(Class::Never)
             || is_keyword(name)
             || self.macros.as_ref().is_some_and(|m| m.contains(name))
@@ -398,7 +403,7 @@ impl Renamer {
 
 /// What a name listed in the options is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Class {
+pub(super) enum Class {
     Never,
     Bound,
 }
@@ -412,376 +417,6 @@ enum Decision {
     Token,
     /// Selected by the rules: renamed when verified.
     Rename,
-}
-
-/// A decision once taken for a spelling: kept, the kernel's own name, or the
-/// canonical name's number.
-#[derive(Clone, Copy, PartialEq)]
-enum Taken {
-    /// Kept; whether it could be mistaken for a canonical name or the token.
-    Keep {
-        collides: bool,
-    },
-    Token,
-    /// To be renamed, but met only as a member so far: numbered where first
-    /// met as a name of the kernel, so a member spelled like it does not
-    /// move the numbering.
-    Pending,
-    Renamed(usize),
-}
-
-/// One pass over a kernel's tokens, writing its canonical text.
-///
-/// Kept bytes are copied in runs: only a renamed name interrupts a run.
-struct Pass<'r, 't, 'k> {
-    renamer: &'r Renamer,
-    text: &'t [u8],
-    prefix: Vec<u8>,
-    marked: bool,
-    /// Decisions for names met only in comments (by spelling).
-    taken: FxHashMap<Cow<'t, [u8]>, Taken>,
-    /// Decisions for names the binder met outside comments, by its id.
-    by_id: Vec<Option<Taken>>,
-    /// Renamed names in order of first occurrence (the token included),
-    /// kept only when `record` is set.
-    order: Vec<(Cow<'t, [u8]>, Taken)>,
-    record: bool,
-    renamed: usize,
-    /// Canonical name `n` is `names[ends[n - 2]..ends[n - 1]]` (from 0 for `n = 1`).
-    names: Vec<u8>,
-    /// `renamed` in decimal.
-    decimal: Vec<u8>,
-    ends: Vec<usize>,
-    out: Vec<u8>,
-    /// How far `text` has been written out.
-    copied: usize,
-    /// Set when a kept name could be mistaken for a canonical name or the token.
-    collision: bool,
-    /// When set, every kept name at a renamable position is collected here.
-    kept: Option<&'k mut FxHashSet<Cow<'t, [u8]>>>,
-    /// Names kept although the rules would rename them: they also stand
-    /// after a member operator, so they may name a member the kernel declares.
-    keep: FxHashSet<Cow<'t, [u8]>>,
-    /// Renamable names met after a member operator in this pass.
-    member_conflicts: FxHashSet<Cow<'t, [u8]>>,
-    /// Which names the text binds (shared by the passes over one text).
-    binding: std::rc::Rc<super::bind::Binding<'t>>,
-    /// Names the rules selected that the binder did not verify, with why
-    /// (recorded only when `record` is set).
-    refused: Vec<(Cow<'t, [u8]>, String)>,
-    /// Names renamed by inference alone (recorded only when `record` is set).
-    inferred: Vec<Cow<'t, [u8]>>,
-    /// The same, always kept.
-    inferred_all: FxHashSet<Cow<'t, [u8]>>,
-}
-
-impl<'r, 't, 'k> Pass<'r, 't, 'k> {
-    fn new(
-        renamer: &'r Renamer,
-        text: &'t [u8],
-        prefix: Vec<u8>,
-        marked: bool,
-        keep: FxHashSet<Cow<'t, [u8]>>,
-        binding: std::rc::Rc<super::bind::Binding<'t>>,
-    ) -> Self {
-        Pass {
-            renamer,
-            text,
-            prefix,
-            marked,
-            taken: FxHashMap::default(),
-            by_id: vec![None; binding.name_count()],
-            order: Vec::new(),
-            record: false,
-            renamed: 0,
-            names: Vec::new(),
-            decimal: Vec::new(),
-            ends: Vec::new(),
-            out: Vec::new(),
-            copied: 0,
-            collision: false,
-            kept: None,
-            keep,
-            member_conflicts: FxHashSet::default(),
-            binding,
-            refused: Vec::new(),
-            inferred: Vec::new(),
-            inferred_all: FxHashSet::default(),
-        }
-    }
-
-    /// The decision taken for `name`, if it was met.
-    fn known(&self, name: &[u8]) -> Option<Taken> {
-        match self.binding.id(name) {
-            Some(id) => self.by_id[id as usize],
-            None => self.taken.get(name).copied(),
-        }
-    }
-
-    /// Why the binder did not verify `name`, in words.
-    fn why(&self, name: &[u8]) -> String {
-        match self.binding.verdict(name) {
-            Ok(()) => match self.renamer.decide(name) {
-                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
-                Decision::Never
-                    if self
-                        .renamer
-                        .macros
-                        .as_ref()
-                        .is_some_and(|m| m.contains(name)) =>
-                {
-                    super::bind::Reason::Macro.describe().to_string()
-                }
-                Decision::Never => "is listed in keep or free".to_string(),
-                _ => "stands after a member operator".to_string(),
-            },
-            Err(super::bind::Reason::Whole) => self.binding.whole.clone().unwrap_or_default(),
-            Err(r) => r.describe().to_string(),
-        }
-    }
-
-    fn run(&mut self) {
-        let text = self.text;
-        self.out.reserve(text.len() + 16);
-        if self.record {
-            // At most one entry per name: no regrowing while recording.
-            self.order.reserve(self.binding.name_count() + 1);
-        }
-        if self.marked {
-            self.out.extend_from_slice(b"/*kc0 ");
-            self.out.extend_from_slice(&self.prefix);
-            self.out.extend_from_slice(b"*/");
-        }
-        let mut after_member = false;
-        // The binder's lexing of the text, reused: one lexing per text, and
-        // its ids for the names in code, so no name there is hashed again.
-        let binding = self.binding.clone();
-        let mut ids = binding.code_ids().iter();
-        // A struct member's own declarator is kept like a member access.
-        let mut members = binding.member_declarators().iter().peekable();
-        for (kind, span, spliced) in binding.tokens().iter().cloned() {
-            match kind {
-                TokenKind::Ident => {
-                    // `a.template f<T>()`: the member is the name after `template`.
-                    let template = after_member && &text[span.clone()] == b"template";
-                    let id = ids.next().copied();
-                    let declarator = members.next_if_eq(&&span.start).is_some();
-                    let member = after_member || declarator;
-                    after_member = template;
-                    // The common case, a name in code whose decision is
-                    // taken: what `name` would do, without its spelling.
-                    let known = match id {
-                        Some(id) if !member && self.kept.is_none() => self.by_id[id as usize],
-                        _ => None,
-                    };
-                    match known {
-                        Some(Taken::Keep { collides }) => {
-                            self.collision |= collides;
-                            continue;
-                        }
-                        Some(Taken::Renamed(n)) => {
-                            self.out.extend_from_slice(&text[self.copied..span.start]);
-                            self.copied = span.end;
-                            let from = if n >= 2 { self.ends[n - 2] } else { 0 };
-                            self.out
-                                .extend_from_slice(&self.names[from..self.ends[n - 1]]);
-                            continue;
-                        }
-                        Some(taken @ Taken::Token) => {
-                            self.out.extend_from_slice(&text[self.copied..span.start]);
-                            self.copied = span.end;
-                            let mut out = std::mem::take(&mut self.out);
-                            self.write_taken(taken, &mut out);
-                            self.out = out;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    self.name(span.start, span.end, member, spliced, id);
-                }
-                TokenKind::LineComment
-                | TokenKind::BlockComment
-                | TokenKind::UnterminatedComment => self.comment(span.start, span.end),
-                TokenKind::Whitespace => {}
-                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-                _ => after_member = false,
-            }
-        }
-        self.out.extend_from_slice(&text[self.copied..]);
-    }
-
-    /// Words inside a comment: identifiers are renamed like code; nothing
-    /// else there (quotes included) means anything.
-    fn comment(&mut self, start: usize, end: usize) {
-        for_each_comment_word(&self.text[start..end], |span, spliced| {
-            self.name(start + span.start, start + span.end, false, spliced, None)
-        });
-    }
-
-    /// An identifier at a renamable position (`member`: right after `.`,
-    /// `->` or `::`, where it is kept). `id`: the binder's id for it, when
-    /// it stands in code.
-    #[inline]
-    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool, id: Option<u32>) {
-        let text = self.text;
-        let spelled = if spliced {
-            spelling(&text[start..end])
-        } else {
-            Cow::Borrowed(&text[start..end])
-        };
-        let id = id.or_else(|| self.binding.id(&spelled));
-        let known = match id {
-            Some(id) => self.by_id[id as usize],
-            None => self.taken.get(spelled.as_ref()).copied(),
-        };
-        if !member && self.kept.is_none() {
-            // The common case: a name whose decision is taken.
-            if let Some(Taken::Keep { collides }) = known {
-                self.collision |= collides;
-                return;
-            }
-        }
-        let taken = if member {
-            let elsewhere = match known {
-                Some(t) => t,
-                None => self.take(spelled.clone(), id, true),
-            };
-            // The rules' names keep their old member rule; an inferred name
-            // was verified by the binder, and a member the kernel declares
-            // stands in a struct body, kept as written there (a member
-            // declarator) or kept with every name in it.
-            if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
-                self.member_conflicts.insert(spelled.clone());
-            }
-            Taken::Keep {
-                collides: self.kept_collides(&spelled),
-            }
-        } else {
-            match known {
-                Some(Taken::Pending) => self.number(spelled.clone(), id),
-                Some(t) => t,
-                None => self.take(spelled.clone(), id, false),
-            }
-        };
-        if let Taken::Keep { collides } = taken {
-            self.collision |= collides;
-            if let Some(kept) = self.kept.as_deref_mut() {
-                kept.insert(spelled);
-            }
-            return;
-        }
-        self.out.extend_from_slice(&text[self.copied..start]);
-        self.copied = end;
-        let mut out = std::mem::take(&mut self.out);
-        self.write_taken(taken, &mut out);
-        self.out = out;
-    }
-
-    /// Writes what a renamed name (or the kernel's own name) becomes.
-    #[inline]
-    fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
-        match taken {
-            Taken::Keep { .. } | Taken::Pending => {}
-            Taken::Token if self.marked => {
-                out.extend_from_slice(&self.prefix);
-                out.push(b'0');
-            }
-            Taken::Token => {
-                out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default())
-            }
-            Taken::Renamed(n) => {
-                let start = if n >= 2 { self.ends[n - 2] } else { 0 };
-                out.extend_from_slice(&self.names[start..self.ends[n - 1]]);
-            }
-        }
-    }
-
-    /// Takes the decision for a spelling met for the first time (`id`: the
-    /// binder's, when it has one; `member`: met as a member).
-    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
-        let verdict = match id {
-            Some(id) => self.binding.verdict_id(id),
-            None => self.binding.verdict(&spelled),
-        };
-        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
-            Decision::Never
-        } else {
-            match self.renamer.decide(&spelled) {
-                // A name is renamed only when the binder verified it.
-                Decision::Rename if self.renamer.verify && verdict.is_err() => {
-                    if self.record {
-                        let why = self.why(&spelled);
-                        self.refused.push((spelled.clone(), why));
-                    }
-                    Decision::Never
-                }
-                Decision::Keep
-                    if self.renamer.infer
-                        && verdict.is_ok()
-                        && id.is_some_and(|id| self.binding.declares_id(id)) =>
-                {
-                    if self.record {
-                        self.inferred.push(spelled.clone());
-                    }
-                    self.inferred_all.insert(spelled.clone());
-                    Decision::Rename
-                }
-                d => d,
-            }
-        };
-        let taken = match decision {
-            Decision::Keep | Decision::Never => Taken::Keep {
-                collides: self.kept_collides(&spelled),
-            },
-            Decision::Token => {
-                let token = self.renamer.token.as_deref().unwrap_or_default();
-                if !self.marked && is_numbered(token, BASE_PREFIX) {
-                    self.collision = true;
-                }
-                Taken::Token
-            }
-            Decision::Rename if member => Taken::Pending,
-            Decision::Rename => return self.number(spelled, id),
-        };
-        if self.record && taken == Taken::Token {
-            self.order.push((spelled.clone(), taken));
-        }
-        self.store(spelled, id, taken);
-        taken
-    }
-
-    /// Gives a name to be renamed its canonical number.
-    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
-        self.renamed += 1;
-        self.names.extend_from_slice(&self.prefix);
-        // The number before, plus one, in place: no division per name.
-        increment_decimal(&mut self.decimal);
-        self.names.extend_from_slice(&self.decimal);
-        self.ends.push(self.names.len());
-        let taken = Taken::Renamed(self.renamed);
-        if self.record {
-            self.order.push((spelled.clone(), taken));
-        }
-        self.store(spelled, id, taken);
-        taken
-    }
-
-    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
-        match id {
-            Some(id) => self.by_id[id as usize] = Some(taken),
-            None => {
-                self.taken.insert(spelled, taken);
-            }
-        }
-    }
-
-    /// Whether a kept name could be read back as a canonical name or as the
-    /// kernel token (only the unmarked form cares: the marked one was chosen
-    /// to avoid every kept name).
-    fn kept_collides(&self, kept: &[u8]) -> bool {
-        !self.marked
-            && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
-    }
 }
 
 #[cfg(test)]

@@ -130,9 +130,16 @@ fn named(src: &str, name: &str) -> Findings {
 }
 
 fn named_with(src: &str, name: &str, macros: &MacroNames) -> Findings {
+    let found = by_token(src, Some(name), Some(macros));
+    assert_eq!(found, by_tokens(src, Some(name), Some(macros)), "{src}");
+    found
+}
+
+/// The scan fed token by token, each that it wants.
+fn by_token(src: &str, name: Option<&str>, macros: Option<&MacroNames>) -> Findings {
     let mut scanner = Scanner::new(None)
-        .with_kernel_name(Some(name.as_bytes()))
-        .with_macros(Some(macros));
+        .with_kernel_name(name.map(str::as_bytes))
+        .with_macros(macros);
     let text = src.as_bytes();
     for_each_token_spliced(text, |kind, span, spliced| {
         if scanner.wants(text, kind, &span) {
@@ -140,6 +147,53 @@ fn named_with(src: &str, name: &str, macros: &MacroNames) -> Findings {
         }
     });
     scanner.finish(text)
+}
+
+/// The scan fed a lexing at once, as the renamer feeds it.
+fn by_tokens(src: &str, name: Option<&str>, macros: Option<&MacroNames>) -> Findings {
+    let mut scanner = Scanner::new(None)
+        .with_kernel_name(name.map(str::as_bytes))
+        .with_macros(macros);
+    let text = src.as_bytes();
+    let mut tokens = Vec::new();
+    for_each_token_spliced(text, |kind, span, spliced| {
+        if kind != TokenKind::Whitespace {
+            tokens.push((kind, span, spliced));
+        }
+    });
+    scanner.tokens(text, &tokens);
+    scanner.finish(text)
+}
+
+#[test]
+fn a_lexing_fed_at_once_finds_what_tokens_fed_one_by_one_find() {
+    let mut m = MacroNames::default();
+    m.insert(b"M".as_slice().into());
+    // Parentheses open before a macro is defined, closed after; names
+    // before and inside calls; the kernel's name in and out of them.
+    for src in [
+        "g((f__seg0)); M(f__seg0);",
+        "g(( \n#define N(a) a\n N(f__seg0) )) f__seg0;",
+        "g( \n#define N(a) a\n ) N f__seg0 ( f__seg0 );",
+        "g(\n#define N(a) a\n N(x)) ) f__seg0; N((y) f__seg0);",
+        "a < b; x <<= 1; y <: 1 :>; z <::q; 1'0; asm(\"nop\"); __LINE__; f__x;",
+        "/* ( */ f__seg0 // (\n 'c' . -> :: [[a(f__seg0)]] \"s(\" f__seg0",
+        "#define S(a) #a\n S(f__seg0) __TIME__ R\"(x)\"",
+        "\\u0066__seg0 ( f\\\n__seg0 ) M(f\\\n__seg0)",
+    ] {
+        for name in [None, Some("f__seg0")] {
+            for macros in [None, Some(&m)] {
+                assert_eq!(
+                    by_token(src, name, macros),
+                    by_tokens(src, name, macros),
+                    "{src} {name:?} {macros:?}"
+                );
+            }
+        }
+    }
+    // The parenthesis a later macro's call opens still counts.
+    let late = "g(( \n#define N(a) a\n N(f__seg0) ));";
+    assert!(by_tokens(late, Some("f__seg0"), None).raw.is_some());
 }
 
 #[test]

@@ -157,15 +157,18 @@ pub(super) fn lossy_owned(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| lossy(e.as_bytes()))
 }
 
-/// Adds one to the decimal number `digits` (empty: zero).
-pub(super) fn increment_decimal(digits: &mut Vec<u8>) {
-    for d in digits.iter_mut().rev() {
+/// Adds one to the decimal number `bytes[from..end]` (empty: zero), in
+/// place; where it gains a digit, the bytes after it move up one. Where the
+/// number now ends.
+pub(super) fn increment_decimal(bytes: &mut Vec<u8>, from: usize, end: usize) -> usize {
+    for d in bytes[from..end].iter_mut().rev() {
         if *d == b'9' {
             *d = b'0';
         } else {
             *d += 1;
-            return;
+            return end;
         }
     }
-    digits.insert(0, b'1');
+    bytes.insert(from, b'1');
+    end + 1
 }

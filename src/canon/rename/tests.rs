@@ -230,3 +230,15 @@ fn a_raw_keyed_kernel_is_never_renamed_and_the_binder_is_not_consulted() {
     assert!(c.kept.iter().any(|(n, _)| n == "i1"));
     assert!(c.renamed.iter().any(|(n, _)| n == "i2"));
 }
+
+#[test]
+fn increment_decimal_counts_in_place_before_the_slack() {
+    let mut name = b"kc".to_vec();
+    name.extend_from_slice(&[0; 4]);
+    let mut end = 2;
+    for n in 1..=1001 {
+        end = super::names::increment_decimal(&mut name, 2, end);
+        assert_eq!(&name[..end], format!("kc{n}").as_bytes());
+        assert_eq!(name[end..], [0; 4], "the slack moves up, untouched");
+    }
+}

@@ -1,0 +1,509 @@
+//! One renaming pass over a kernel's tokens (see [`super`]).
+
+use super::names::{increment_decimal, is_numbered};
+use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
+use crate::canon::dialect::{Findings, Scanner};
+use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// A decision once taken for a spelling: kept, the kernel's own name, or the
+/// canonical name (where it stands in [`Pass::names`]).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Taken {
+    /// Kept; whether it could be mistaken for a canonical name or the token.
+    Keep {
+        collides: bool,
+    },
+    Token,
+    /// To be renamed, but met only as a member so far: numbered where first
+    /// met as a name of the kernel, so a member spelled like it does not
+    /// move the numbering.
+    Pending,
+    Renamed {
+        from: usize,
+        to: usize,
+    },
+}
+
+/// Gives the dialect scan riding along a pass the `k`th token (neither a
+/// name, a punctuator, a number, a well-formed comment nor a member
+/// operator); once it needs every later token at once, gives it those and
+/// moves it to `scanned`.
+fn feed<'m>(
+    scan: &mut Option<Scanner<'m>>,
+    scanned: &mut Option<Scanner<'m>>,
+    text: &[u8],
+    tokens: &[(TokenKind, Range<usize>, bool)],
+    k: usize,
+) {
+    if let Some(s) = scan {
+        let (kind, span, spliced) = &tokens[k];
+        if !s.quick_other(text, *kind, span, *spliced) {
+            s.exact(text, &tokens[k + 1..]);
+            *scanned = scan.take();
+        }
+    }
+}
+
+/// How long a run [`append`] copies as a fixed-size block.
+const RUN: usize = 16;
+
+/// Appends `src[from..to]` to `out`. Most runs (the text between two renamed
+/// names, a canonical name) are short: such a run is copied as the [`RUN`]
+/// bytes from `from` when `src` has them, and the bytes past it cut off
+/// again, a copy of known size instead of a call.
+#[inline(always)]
+fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
+    let len = to - from;
+    if len <= RUN {
+        if let Some(block) = src.get(from..from + RUN) {
+            let at = out.len();
+            out.extend_from_slice(block);
+            out.truncate(at + len);
+            return;
+        }
+    }
+    out.extend_from_slice(&src[from..to]);
+}
+
+/// One pass over a kernel's tokens, writing its canonical text.
+///
+/// Kept bytes are copied in runs: only a renamed name interrupts a run.
+pub(super) struct Pass<'r, 't, 'k> {
+    pub(super) renamer: &'r Renamer,
+    pub(super) text: &'t [u8],
+    pub(super) prefix: Vec<u8>,
+    pub(super) marked: bool,
+    /// Decisions for names met only in comments (by spelling).
+    pub(super) taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// What the options list each name the binder met as, by its id: asked
+    /// once per listed name rather than once per name met (when the lists
+    /// are no longer than the text's names).
+    pub(super) listed: Option<Vec<Option<Class>>>,
+    /// Decisions for names the binder met outside comments, by its id.
+    pub(super) by_id: Vec<Option<Taken>>,
+    /// Renamed names in order of first occurrence (the token included),
+    /// kept only when `record` is set.
+    pub(super) order: Vec<(Cow<'t, [u8]>, Taken)>,
+    pub(super) record: bool,
+    /// The canonical names given, one after another, the last ending at
+    /// `names_end`; [`RUN`] bytes of slack follow it.
+    pub(super) names: Vec<u8>,
+    pub(super) names_end: usize,
+    /// The canonical name last given (`prefix` and `renamed` in decimal),
+    /// `last[..last_len]`, with [`RUN`] bytes of slack after it.
+    pub(super) last: Vec<u8>,
+    pub(super) last_len: usize,
+    pub(super) out: Vec<u8>,
+    /// How far `text` has been written out.
+    pub(super) copied: usize,
+    /// Set when a kept name could be mistaken for a canonical name or the token.
+    pub(super) collision: bool,
+    /// When set, every kept name at a renamable position is collected here.
+    pub(super) kept: Option<&'k mut FxHashSet<Cow<'t, [u8]>>>,
+    /// Names kept although the rules would rename them: they also stand
+    /// after a member operator, so they may name a member the kernel declares.
+    pub(super) keep: FxHashSet<Cow<'t, [u8]>>,
+    /// Renamable names met after a member operator in this pass.
+    pub(super) member_conflicts: FxHashSet<Cow<'t, [u8]>>,
+    /// Which names the text binds (shared by the passes over one text).
+    pub(super) binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
+    /// Names the rules selected that the binder did not verify, with why
+    /// (recorded only when `record` is set).
+    pub(super) refused: Vec<(Cow<'t, [u8]>, String)>,
+    /// Names renamed by inference alone (recorded only when `record` is set).
+    pub(super) inferred: Vec<Cow<'t, [u8]>>,
+    /// The same, always kept.
+    pub(super) inferred_all: FxHashSet<Cow<'t, [u8]>>,
+    /// The dialect scan, when it rides along this pass (see
+    /// [`Scanner::quick`]), and what it found once the pass has run.
+    pub(super) scan: Option<Scanner<'r>>,
+    pub(super) findings: Option<Findings>,
+}
+
+impl<'r, 't, 'k> Pass<'r, 't, 'k> {
+    pub(super) fn new(
+        renamer: &'r Renamer,
+        text: &'t [u8],
+        prefix: Vec<u8>,
+        marked: bool,
+        keep: FxHashSet<Cow<'t, [u8]>>,
+        binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
+    ) -> Self {
+        let last = [&prefix[..], &[0; RUN]].concat();
+        Pass {
+            renamer,
+            text,
+            prefix,
+            marked,
+            taken: FxHashMap::default(),
+            by_id: vec![None; binding.name_count()],
+            listed: (renamer.classes.len() <= binding.name_count()).then(|| {
+                let mut listed = vec![None; binding.name_count()];
+                for (name, &class) in &renamer.classes {
+                    if let Some(id) = binding.id(name) {
+                        listed[id as usize] = Some(class);
+                    }
+                }
+                listed
+            }),
+            order: Vec::new(),
+            record: false,
+            names: Vec::new(),
+            last_len: last.len() - RUN,
+            last,
+            names_end: 0,
+            out: Vec::new(),
+            copied: 0,
+            collision: false,
+            kept: None,
+            keep,
+            member_conflicts: FxHashSet::default(),
+            binding,
+            refused: Vec::new(),
+            inferred: Vec::new(),
+            inferred_all: FxHashSet::default(),
+            scan: None,
+            findings: None,
+        }
+    }
+
+    /// The decision taken for `name`, if it was met.
+    pub(super) fn known(&self, name: &[u8]) -> Option<Taken> {
+        match self.binding.id(name) {
+            Some(id) => self.by_id[id as usize],
+            None => self.taken.get(name).copied(),
+        }
+    }
+
+    /// Why the binder did not verify `name`, in words.
+    pub(super) fn why(&self, name: &[u8]) -> String {
+        match self.binding.verdict(name) {
+            Ok(()) => match self.renamer.decide(name) {
+                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
+                Decision::Never
+                    if self
+                        .renamer
+                        .macros
+                        .as_ref()
+                        .is_some_and(|m| m.contains(name)) =>
+                {
+                    crate::canon::bind::Reason::Macro.describe().to_string()
+                }
+                Decision::Never => "is listed in keep or free".to_string(),
+                _ => "stands after a member operator".to_string(),
+            },
+            Err(crate::canon::bind::Reason::Whole) => {
+                self.binding.whole.clone().unwrap_or_default()
+            }
+            Err(r) => r.describe().to_string(),
+        }
+    }
+
+    pub(super) fn run(&mut self) {
+        let text = self.text;
+        self.out.reserve(text.len() + 16);
+        if self.record {
+            // At most one entry per name: no regrowing while recording.
+            self.order.reserve(self.binding.name_count() + 1);
+        }
+        if self.marked {
+            self.out.extend_from_slice(b"/*kc0 ");
+            self.out.extend_from_slice(&self.prefix);
+            self.out.extend_from_slice(b"*/");
+        }
+        let mut after_member = false;
+        // The binder's lexing of the text, reused: one lexing per text, and
+        // its ids for the names in code, so no name there is hashed again.
+        let binding = self.binding.clone();
+        let ids = binding.code_ids();
+        let mut next_id = 0;
+        // A struct member's own declarator is kept like a member access.
+        let members = binding.member_declarators();
+        let mut next_member = 0;
+        let collecting = self.kept.is_some();
+        let tokens = binding.tokens();
+        // The scan while it takes tokens one by one, and once it has taken
+        // the rest at once.
+        let mut scan = self.scan.take();
+        let mut scanned = None;
+        for (k, (kind, span, spliced)) in tokens.iter().cloned().enumerate() {
+            match kind {
+                TokenKind::Ident => {
+                    if let Some(s) = &mut scan {
+                        s.quick_name(text, &span, spliced);
+                    }
+                    // `a.template f<T>()`: the member is the name after `template`.
+                    let template = after_member && &text[span.clone()] == b"template";
+                    let id = ids.get(next_id).copied();
+                    next_id += 1;
+                    let declarator = members.get(next_member) == Some(&span.start);
+                    next_member += declarator as usize;
+                    let member = after_member || declarator;
+                    after_member = template;
+                    // The common case, a name in code whose decision is
+                    // taken: what `name` would do, without its spelling.
+                    let known = match id {
+                        Some(id) if !member && !collecting => self.by_id[id as usize],
+                        _ => None,
+                    };
+                    match known {
+                        Some(Taken::Keep { collides }) => {
+                            self.collision |= collides;
+                            continue;
+                        }
+                        Some(Taken::Renamed { from, to }) => {
+                            append(&mut self.out, text, self.copied, span.start);
+                            self.copied = span.end;
+                            append(&mut self.out, &self.names, from, to);
+                            continue;
+                        }
+                        Some(taken @ Taken::Token) => {
+                            append(&mut self.out, text, self.copied, span.start);
+                            self.copied = span.end;
+                            let mut out = std::mem::take(&mut self.out);
+                            self.write_taken(taken, &mut out);
+                            self.out = out;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    self.name(span.start, span.end, member, spliced, id);
+                }
+                TokenKind::LineComment | TokenKind::BlockComment => {
+                    self.comment(span.start, span.end)
+                }
+                TokenKind::UnterminatedComment => {
+                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    self.comment(span.start, span.end)
+                }
+                TokenKind::Whitespace => {}
+                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
+                TokenKind::Punct => {
+                    if let Some(s) = &mut scan {
+                        s.quick_punct(text, &span);
+                    }
+                    after_member = false
+                }
+                TokenKind::Number => {
+                    if let Some(s) = &mut scan {
+                        s.quick_number(text, &span);
+                    }
+                    after_member = false
+                }
+                _ => {
+                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    after_member = false
+                }
+            }
+        }
+        self.out.extend_from_slice(&text[self.copied..]);
+        self.findings = scan.or(scanned).map(|s| s.finish(text));
+    }
+
+    /// Words inside a comment: identifiers are renamed like code; nothing
+    /// else there (quotes included) means anything.
+    fn comment(&mut self, start: usize, end: usize) {
+        for_each_comment_word(&self.text[start..end], |span, spliced| {
+            self.name(start + span.start, start + span.end, false, spliced, None)
+        });
+    }
+
+    /// An identifier at a renamable position (`member`: right after `.`,
+    /// `->` or `::`, where it is kept). `id`: the binder's id for it, when
+    /// it stands in code.
+    #[inline]
+    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool, id: Option<u32>) {
+        let text = self.text;
+        let spelled = if spliced {
+            spelling(&text[start..end])
+        } else {
+            Cow::Borrowed(&text[start..end])
+        };
+        // A word of a comment the binder never met was decided by spelling:
+        // that map is asked first, and a word it lacks costs a second lookup.
+        let (id, known) = match id {
+            Some(id) => (Some(id), self.by_id[id as usize]),
+            None => match self.taken.get(spelled.as_ref()) {
+                Some(&taken) => (None, Some(taken)),
+                None => {
+                    let id = self.binding.id(&spelled);
+                    (id, id.and_then(|id| self.by_id[id as usize]))
+                }
+            },
+        };
+        if !member && self.kept.is_none() {
+            // The common case: a name whose decision is taken.
+            if let Some(Taken::Keep { collides }) = known {
+                self.collision |= collides;
+                return;
+            }
+        }
+        let taken = if member {
+            let elsewhere = match known {
+                Some(t) => t,
+                None => self.take(spelled.clone(), id, true),
+            };
+            // The rules' names keep their old member rule; an inferred name
+            // was verified by the binder, and a member the kernel declares
+            // stands in a struct body, kept as written there (a member
+            // declarator) or kept with every name in it.
+            if !matches!(elsewhere, Taken::Keep { .. }) && !self.inferred_all.contains(&spelled) {
+                self.member_conflicts.insert(spelled.clone());
+            }
+            Taken::Keep {
+                collides: self.kept_collides(&spelled),
+            }
+        } else {
+            match known {
+                Some(Taken::Pending) => self.number(spelled.clone(), id),
+                Some(t) => t,
+                None => self.take(spelled.clone(), id, false),
+            }
+        };
+        if let Taken::Keep { collides } = taken {
+            self.collision |= collides;
+            if let Some(kept) = self.kept.as_deref_mut() {
+                kept.insert(spelled);
+            }
+            return;
+        }
+        append(&mut self.out, text, self.copied, start);
+        self.copied = end;
+        let mut out = std::mem::take(&mut self.out);
+        self.write_taken(taken, &mut out);
+        self.out = out;
+    }
+
+    /// Writes what a renamed name (or the kernel's own name) becomes.
+    #[inline]
+    pub(super) fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
+        match taken {
+            Taken::Keep { .. } | Taken::Pending => {}
+            Taken::Token if self.marked => {
+                out.extend_from_slice(&self.prefix);
+                out.push(b'0');
+            }
+            Taken::Token => {
+                out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default())
+            }
+            Taken::Renamed { from, to } => append(out, &self.names, from, to),
+        }
+    }
+
+    /// Takes the decision for a spelling met for the first time (`id`: the
+    /// binder's, when it has one; `member`: met as a member).
+    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        let verdict = match id {
+            Some(id) => self.binding.verdict_id(id),
+            None => self.binding.verdict(&spelled),
+        };
+        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
+            Decision::Never
+        } else {
+            let listed = match (id, &self.listed) {
+                (Some(id), Some(listed)) => listed[id as usize],
+                _ => self.renamer.classes.get(spelled.as_ref()).copied(),
+            };
+            match self.renamer.decide_listed(&spelled, listed) {
+                // A name is renamed only when the binder verified it.
+                Decision::Rename if self.renamer.verify && verdict.is_err() => {
+                    if self.record {
+                        let why = self.why(&spelled);
+                        self.refused.push((spelled.clone(), why));
+                    }
+                    Decision::Never
+                }
+                Decision::Keep
+                    if self.renamer.infer
+                        && verdict.is_ok()
+                        && id.is_some_and(|id| self.binding.declares_id(id)) =>
+                {
+                    if self.record {
+                        self.inferred.push(spelled.clone());
+                    }
+                    self.inferred_all.insert(spelled.clone());
+                    Decision::Rename
+                }
+                d => d,
+            }
+        };
+        let taken = match decision {
+            Decision::Keep | Decision::Never => Taken::Keep {
+                collides: self.kept_collides(&spelled),
+            },
+            Decision::Token => {
+                let token = self.renamer.token.as_deref().unwrap_or_default();
+                if !self.marked && is_numbered(token, BASE_PREFIX) {
+                    self.collision = true;
+                }
+                Taken::Token
+            }
+            Decision::Rename if member => Taken::Pending,
+            Decision::Rename => return self.number(spelled, id),
+        };
+        if self.record && taken == Taken::Token {
+            self.order.push((spelled.clone(), taken));
+        }
+        self.store(spelled, id, taken);
+        taken
+    }
+
+    /// Gives a name to be renamed its canonical number.
+    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+        // The name before, its number plus one, in place: no division per
+        // name, and one short run to copy.
+        self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
+        self.names.truncate(self.names_end);
+        append(&mut self.names, &self.last, 0, self.last_len);
+        let taken = Taken::Renamed {
+            from: self.names_end,
+            to: self.names.len(),
+        };
+        self.names_end = self.names.len();
+        // Slack after the last name, so that it too is copied as a short
+        // run (see `append`).
+        self.names.extend_from_slice(&[0; RUN]);
+        if self.record {
+            self.order.push((spelled.clone(), taken));
+        }
+        self.store(spelled, id, taken);
+        taken
+    }
+
+    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
+        match id {
+            Some(id) => self.by_id[id as usize] = Some(taken),
+            None => {
+                self.taken.insert(spelled, taken);
+            }
+        }
+    }
+
+    /// Whether a kept name could be read back as a canonical name or as the
+    /// kernel token (only the unmarked form cares: the marked one was chosen
+    /// to avoid every kept name).
+    fn kept_collides(&self, kept: &[u8]) -> bool {
+        !self.marked
+            && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::append;
+
+    #[test]
+    fn append_copies_exactly_the_run_whatever_the_slack() {
+        let src: Vec<u8> = (0..40).collect();
+        for from in 0..src.len() {
+            for to in from..=src.len() {
+                let mut out = b"ab".to_vec();
+                append(&mut out, &src, from, to);
+                assert_eq!(out, [&b"ab"[..], &src[from..to]].concat(), "{from}..{to}");
+            }
+        }
+    }
+}
