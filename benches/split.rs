@@ -2,7 +2,8 @@
 //!
 //! `cargo bench --bench split`: a batch of N distinct C kernels (N = 8, 32,
 //! 128) compiled through the resolver as one program, or split into k
-//! programs compiled at once (k = 2, 4); every iteration starts cold (the
+//! programs compiled at once (k = 2, 4, or as many as the measured cost of a
+//! program says pay, at most 4); every iteration starts cold (the
 //! backend's handle cache and the code cache are cleared, untimed). Then the
 //! CPU time one program's compile costs, the compiler's (its children's
 //! `getrusage`, which other load on the machine moves less than wall time)
@@ -51,22 +52,41 @@ fn split_versus_whole(c: &mut Criterion) {
     for n in [8usize, 32, 128] {
         let kernels = batch(n);
         group.throughput(Throughput::Elements(n as u64));
-        for k in [1usize, 2, 4] {
+        // `measured`: up to 4 programs, as many as the measured cost of
+        // this resolver's earlier compiles says pay (see
+        // `split::programs_measured`); primed untimed with a 1-kernel and
+        // an 8-kernel batch so that two program sizes were measured.
+        for (name, k, measured) in [
+            ("1_programs", 1usize, false),
+            ("2_programs", 2, false),
+            ("4_programs", 4, false),
+            ("measured_programs", 4, true),
+        ] {
             let resolver = Resolver::with(Arc::clone(&backend), Capacity::Fixed(1 << 30), &hooks)
                 .with_split((k > 1).then(|| Split::new(k)))
+                .with_measured_split(measured)
                 .with_threads(Threads::Rayon);
-            group.bench_with_input(
-                BenchmarkId::new(format!("{k}_programs"), n),
-                &kernels,
-                |b, kernels| {
-                    b.iter_batched(
-                        // Cold: the backend's loaded programs and the code cache go (untimed).
-                        || backend.clear_cache().expect("clear"),
-                        |()| resolver.resolve(kernels).expect("compiles"),
-                        BatchSize::PerIteration,
-                    )
-                },
-            );
+            if measured {
+                for primer in [batch(1), batch(8)] {
+                    backend.clear_cache().expect("clear");
+                    resolver.resolve(&primer).expect("compiles");
+                }
+            }
+            group.bench_with_input(BenchmarkId::new(name, n), &kernels, |b, kernels| {
+                b.iter_batched(
+                    // Cold: the backend's loaded programs and the code cache go (untimed).
+                    || backend.clear_cache().expect("clear"),
+                    |()| resolver.resolve(kernels).expect("compiles"),
+                    BatchSize::PerIteration,
+                )
+            });
+            if let Some(fit) = resolver.compile_costs().filter(|_| measured) {
+                println!(
+                    "split/measured_programs/{n}: fit {:.1} ms per program + {:.2} ms per kernel",
+                    fit.per_program.as_secs_f64() * 1e3,
+                    fit.per_kernel.as_secs_f64() * 1e3
+                );
+            }
         }
     }
     group.finish();
