@@ -917,8 +917,8 @@ fn every_flag_of_the_compile_command_is_in_the_identity() {
         );
         checked += 1;
     }
-    // -shared -fPIC -pipe, -O2, -lm at least.
-    assert!(checked >= 5, "checked only {checked} of {command:?}");
+    // -shared -fPIC, -O2, -lm at least.
+    assert!(checked >= 4, "checked only {checked} of {command:?}");
 }
 
 #[test]

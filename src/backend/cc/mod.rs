@@ -11,7 +11,7 @@
 //! group when the compiler's complaint names none). The command is
 //!
 //! ```text
-//! $CC [its own arguments] -shared -fPIC -pipe <default flags> -iquote <source dir>
+//! $CC [its own arguments] -shared -fPIC <default flags> -iquote <source dir>
 //!     <work>/c-XXXX/kernels.c <job options...> <link flags>
 //!     -MD -MT x -MF <work>/c-XXXX/kernels.d -o <work>/c-XXXX/kernels.so
 //! ```
@@ -134,11 +134,8 @@ pub const KEY_VERSION: u32 = 1;
 /// The host's device index: the backend's only device.
 pub const HOST: usize = 0;
 
-/// Flags every compile gets: the output is a shared object. `-pipe` hands
-/// the assembly to the assembler through a pipe instead of a temporary file
-/// (the same bytes come out; a few milliseconds less per program, which a
-/// split pays once per program).
-const MANDATORY: [&str; 3] = ["-shared", "-fPIC", "-pipe"];
+/// Flags every compile gets: the output is a shared object.
+const MANDATORY: [&str; 2] = ["-shared", "-fPIC"];
 
 /// The handle-cache name of a program loaded from bytes.
 const BINARY_NAME: &str = "<binary>";

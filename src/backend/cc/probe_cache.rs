@@ -223,7 +223,6 @@ pub(crate) fn cacheable(flag_list: &[String], flags: &Flags) -> bool {
         "-shared",
         "-fPIC",
         "-fpic",
-        "-pipe",
         "-pthread",
         "-w",
         "-ansi",
@@ -506,7 +505,7 @@ mod tests {
     #[test]
     fn only_modelled_flags_are_cacheable() {
         for ok in [
-            "-shared -fPIC -pipe -O2 -iquote /src -lm",
+            "-shared -fPIC -O2 -iquote /src -lm",
             "-O3 -g -Wall -Wno-unused -march=x86-64-v3 -std=c11 -DN=4 -D M -U X",
             "-I /inc -I/inc2 -isystem /sys -include h.h -ffast-math -fvisibility=hidden",
         ] {
