@@ -16,7 +16,7 @@ use kcache::backend::cc::CcBackend;
 use kcache::backend::Backend;
 use kcache::cache::code::Capacity;
 use kcache::cache::hooks::Hooks;
-use kcache::resolve::split::Split;
+use kcache::resolve::split::{programs_measured, Split};
 use kcache::resolve::{Kernel, Resolver, Threads};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -81,10 +81,13 @@ fn split_versus_whole(c: &mut Criterion) {
                 )
             });
             if let Some(fit) = resolver.compile_costs().filter(|_| measured) {
+                let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
                 println!(
-                    "split/measured_programs/{n}: fit {:.1} ms per program + {:.2} ms per kernel",
+                    "split/measured_programs/{n}: fit {:.1} ms per program + {:.2} ms per kernel: \
+                     {} programs on {cores} cores",
                     fit.per_program.as_secs_f64() * 1e3,
-                    fit.per_kernel.as_secs_f64() * 1e3
+                    fit.per_kernel.as_secs_f64() * 1e3,
+                    programs_measured(Split::new(k), n, cores, Some(fit))
                 );
             }
         }
