@@ -856,6 +856,71 @@ fn identity_is_stable_and_sees_the_configuration() {
     assert_ne!(a.identity(), link.identity());
 }
 
+/// A flag added to the compile command but left out of the identity would
+/// serve binaries built by the old command under the new one: every flag the
+/// compiler is actually run with must be named by the identity (or, for a
+/// job's own options, by the key).
+#[cfg(unix)]
+#[test]
+fn every_flag_of_the_compile_command_is_in_the_identity() {
+    let (_h, b) = need!(backend());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("argv");
+    let real = b.compiler_path().display().to_string();
+    // One line per invocation, the arguments separated by US (0x1f).
+    let w = wrapper(
+        dir.path(),
+        "kcache-cc-recorder",
+        &format!(
+            "printf '%s\\037' \"$@\" >> '{}'\necho >> '{}'\nexec {real} \"$@\"",
+            log.display(),
+            log.display()
+        ),
+    );
+    let hooks = Hooks::new();
+    let recorded = need!(backend_with(&hooks, |c| c.compiler(&w)));
+    let job_option = "-DKCACHE_JOB_OPTION=1";
+    compile(&recorded, &group(), &opts(&[job_option])).unwrap();
+    let text = fs::read_to_string(&log).unwrap();
+    let command: Vec<&str> = text
+        .lines()
+        .map(|l| {
+            l.split('\u{1f}')
+                .filter(|a| !a.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|args| args.iter().any(|a| a.ends_with("kernels.so")))
+        .expect("the compile ran through the recorder");
+    let source_dir = recorded.source_dir().display().to_string();
+    let mut checked = 0;
+    let mut args = command.iter().peekable();
+    while let Some(arg) = args.next() {
+        // The source directory's search is keyed by the extras (see
+        // `extras_depend_on_the_source_directory`).
+        if *arg == "-iquote" && args.peek() == Some(&&source_dir.as_str()) {
+            args.next();
+            continue;
+        }
+        let is_compile_file = ["kernels.c", "kernels.so", "kernels.d"]
+            .iter()
+            .any(|f| arg.ends_with(f));
+        // The dependency report (`-MD -MT x -MF <file>`) writes the report
+        // only; the object is the same without it.
+        let is_report = ["-MD", "-MT", "x", "-MF", "-o"].contains(arg);
+        if is_compile_file || is_report || *arg == job_option {
+            continue;
+        }
+        assert!(
+            recorded.identity().contains(&format!("{arg:?}")),
+            "`{arg}` is passed to the compiler but the identity does not name it:\n{}",
+            recorded.identity()
+        );
+        checked += 1;
+    }
+    // -shared -fPIC, -O2, -lm at least.
+    assert!(checked >= 4, "checked only {checked} of {command:?}");
+}
+
 #[test]
 fn probe_reports_the_host() {
     let info = CcBackend::probe();

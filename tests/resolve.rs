@@ -483,6 +483,28 @@ fn a_split_batch_compiles_its_programs_at_once_and_joins_them() {
 }
 
 #[test]
+fn a_measured_split_before_any_measure_compiles_no_more_programs_than_cores() {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks)
+        .with_split(Some(Split::new(64)))
+        .with_measured_split(true);
+    assert_eq!(r.compile_costs(), None, "nothing measured yet");
+    let batch: Vec<Kernel> = (0..64)
+        .map(|j| kernel(&format!("k{j}"), &format!("= {j}"), j))
+        .collect();
+    let (out, census) = with_census(|| r.resolve(&batch).unwrap());
+    assert_eq!(census.programs_compiled, cores.min(64) as u64);
+    assert!(out.iter().all(|o| o.program.has(&o.symbol)));
+    // The same resolver without the measure splits by count alone.
+    let rec = Arc::new(Recorder::default());
+    let r = resolver(&rec, &hooks).with_split(Some(Split::new(64)));
+    let (_, census) = with_census(|| r.resolve(&batch).unwrap());
+    assert_eq!(census.programs_compiled, 64);
+}
+
+#[test]
 fn split_compiles_really_run_at_once() {
     let rec = Arc::new(Recorder::default());
     let barrier = Arc::new(Barrier::new(3));

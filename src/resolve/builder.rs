@@ -35,6 +35,7 @@ impl<S: Store + 'static> IntoStore for Arc<S> {
 /// | [`store`](Self::store) | none: misses compile, nothing is stored |
 /// | [`code_cache_bytes`](Self::code_cache_bytes) | `KCACHE_CODE_CACHE_BYTES`, else 256 MiB ([`crate::cache::code::DEFAULT_CAPACITY`]), read once by [`build`](Self::build) |
 /// | [`split`](Self::split) | off: each group compiles as one program |
+/// | [`measured_split`](Self::measured_split) | `false`: a split's program count comes from the kernel count |
 /// | [`threads`](Self::threads) | [`Threads::Rayon`] |
 /// | [`always_lock`](Self::always_lock) | `false`: an all-hit batch takes no lock |
 /// | [`before_compile`](Self::before_compile) | none |
@@ -57,6 +58,7 @@ pub struct ResolverBuilder<'h, B: Backend> {
     store: Option<Arc<dyn Store>>,
     code_cache_bytes: Option<u64>,
     split: Option<Split>,
+    measured_split: bool,
     threads: Threads,
     always_lock: bool,
     before_compile: Option<BeforeCompile>,
@@ -70,6 +72,7 @@ impl<B: Backend + 'static> ResolverBuilder<'static, B> {
             store: None,
             code_cache_bytes: None,
             split: None,
+            measured_split: false,
             threads: Threads::default(),
             always_lock: false,
             before_compile: None,
@@ -112,6 +115,13 @@ impl<'h, B: Backend + 'static> ResolverBuilder<'h, B> {
         self
     }
 
+    /// Picks a split's program count from the measured cost of the
+    /// resolver's compiles (see [`Resolver::with_measured_split`]).
+    pub fn measured_split(mut self, measured: bool) -> Self {
+        self.measured_split = measured;
+        self
+    }
+
     /// Where a split batch's other programs compile.
     pub fn threads(mut self, threads: Threads) -> Self {
         self.threads = threads;
@@ -138,6 +148,7 @@ impl<'h, B: Backend + 'static> ResolverBuilder<'h, B> {
             store: self.store,
             code_cache_bytes: self.code_cache_bytes,
             split: self.split,
+            measured_split: self.measured_split,
             threads: self.threads,
             always_lock: self.always_lock,
             before_compile: self.before_compile,
@@ -153,6 +164,7 @@ impl<'h, B: Backend + 'static> ResolverBuilder<'h, B> {
         let mut r = Resolver::with(self.backend, capacity, self.hooks);
         r.store = self.store;
         r.split = self.split;
+        r.measured_split = self.measured_split;
         r.threads = self.threads;
         r.always_lock = self.always_lock;
         r.before_compile = self.before_compile;

@@ -33,6 +33,8 @@
 //!    as soon as its compile returned, so a failing group publishes nothing
 //!    (earlier groups stay) and its error propagates; the next resolve
 //!    compiles those kernels afresh. With a split ([`split::programs_for`],
+//!    or [`split::programs_measured`] from the measured cost of this
+//!    resolver's compiles under [`Resolver::with_measured_split`];
 //!    [`split::chunks`]) that cuts any group, every program of the batch is
 //!    compiled at once (the first on the calling thread, the others on rayon
 //!    or scoped OS threads), all joined before `resolve` returns or fails; then
@@ -75,7 +77,7 @@ use crate::key::{program_key, Digest, ProgramKeyInput};
 use crate::store::Store;
 pub use builder::{IntoStore, ResolverBuilder};
 use census::Census;
-use split::{chunks, programs_for, Split};
+use split::{chunks, Split};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -269,6 +271,9 @@ pub struct Resolver<B: Backend> {
     cache: CodeCache<Digest, Entry<B::Program>>,
     lock: Mutex<()>,
     split: Option<Split>,
+    /// Whether a split's program count comes from `costs`.
+    measured_split: bool,
+    costs: split::Costs,
     threads: Threads,
     always_lock: bool,
     before_compile: Option<BeforeCompile>,
@@ -315,6 +320,8 @@ impl<B: Backend + 'static> Resolver<B> {
             cache,
             lock: Mutex::new(()),
             split: None,
+            measured_split: false,
+            costs: Default::default(),
             threads: Threads::default(),
             always_lock: false,
             before_compile: None,
@@ -587,7 +594,7 @@ impl<B: Backend + 'static> Resolver<B> {
         let programs: Vec<Vec<usize>> = groups
             .iter()
             .flat_map(|g| match split {
-                Some(s) => chunks(programs_for(s, g.len()), g),
+                Some(s) => chunks(self.programs(s, g.len()), g),
                 None => vec![g.clone()],
             })
             .collect();
@@ -727,19 +734,22 @@ impl<B: Backend + 'static> Resolver<B> {
             })
             .collect();
         let options = &batch[kernels[0]].options;
-        self.backend
-            .compile(&CompileJob {
-                kernels: &sources,
-                options,
-                group: program,
-                n_groups: programs,
-                fresh,
-            })
-            .map_err(|source| ResolveError::Compile {
-                program,
-                programs,
-                kernels: kernels.iter().map(|&i| batch[i].symbol.clone()).collect(),
-                source,
-            })
+        let start = Instant::now();
+        let compiled = self.backend.compile(&CompileJob {
+            kernels: &sources,
+            options,
+            group: program,
+            n_groups: programs,
+            fresh,
+        });
+        if compiled.is_ok() {
+            self.costs.record(kernels.len(), start.elapsed());
+        }
+        compiled.map_err(|source| ResolveError::Compile {
+            program,
+            programs,
+            kernels: kernels.iter().map(|&i| batch[i].symbol.clone()).collect(),
+            source,
+        })
     }
 }
