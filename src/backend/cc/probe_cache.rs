@@ -157,8 +157,14 @@ impl Session {
     /// file is watched, so a kept file's stats were checked on load), else
     /// read (and memoized in-process).
     pub(crate) fn digest(&mut self, path: &Path) -> std::io::Result<(Digest, StatId)> {
+        // Compared as bytes, not as `Path`s (component by component, from
+        // the end, for every unequal pair): the kept names are the ones this
+        // same resolution spelled, and a name spelled otherwise is only read.
         let kept = self.kept.as_ref().and_then(|f| {
-            let (_, id, d) = f.digests.iter().find(|(p, _, _)| p == path)?;
+            let (_, id, d) = f
+                .digests
+                .iter()
+                .find(|(p, _, _)| p.as_os_str() == path.as_os_str())?;
             Some((Digest(*d), *id))
         });
         let (d, id) = match kept {
@@ -586,6 +592,38 @@ mod tests {
         let real = std::fs::canonicalize(t.path()).unwrap();
         assert!(w.iter().any(|(p, id)| p == t.path() && id.is_some()));
         assert!(w.iter().any(|(p, _)| p == &real));
+    }
+
+    #[test]
+    fn a_kept_digest_is_used_by_its_own_spelling_without_a_stat() {
+        let t = tempfile::tempdir().unwrap();
+        let lib = t.path().join("libfoo.so");
+        std::fs::write(&lib, "GROUP ( x.o )\n").unwrap();
+        let id = StatId::of(&lib).unwrap();
+        let mut s = Session {
+            place: None,
+            kept: Some(File {
+                key: String::new(),
+                answers: Answers {
+                    defines: vec![],
+                    read: vec![],
+                    link_line: vec![],
+                    linked: vec![],
+                    unlinked: vec![],
+                },
+                watch: vec![],
+                digests: vec![(lib.clone(), id, [7; 32])],
+            }),
+            digested: Vec::new(),
+        };
+        let stats = || memo::test_hooks::STATS.with(|n| n.get());
+        let before = stats();
+        assert_eq!(s.digest(&lib).unwrap(), (Digest([7; 32]), id));
+        assert_eq!(stats(), before, "a kept digest was stat-ed");
+        // Another spelling of the same file is not the kept name: read.
+        let other = t.path().join(".//libfoo.so");
+        assert_ne!(s.digest(&other).unwrap().0, Digest([7; 32]));
+        assert!(stats() > before);
     }
 
     #[test]
