@@ -99,3 +99,22 @@ fn the_cli_is_position_dependent_unless_the_build_asked_for_a_pie() {
     let (exec, dyn_) = (2, 3);
     assert_eq!(e_type, if wants_pie { dyn_ } else { exec });
 }
+
+/// The CLI defines the few C math functions it calls (`src/main.rs`), so
+/// the loader maps no `libm.so.6` for it: the loader itself lists what the
+/// binary needs (`LD_TRACE_LOADED_OBJECTS`, what `ldd` asks). A dependency
+/// that starts calling another libm function brings libm back and fails
+/// this: give that function a definition beside the others.
+#[test]
+fn the_cli_loads_no_libm() {
+    if !(cfg!(target_os = "linux") && cfg!(target_env = "gnu")) {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .env("LD_TRACE_LOADED_OBJECTS", "1")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("libc.so"), "the loader listed: {listed}");
+    assert!(!listed.contains("libm.so"), "the loader listed: {listed}");
+}

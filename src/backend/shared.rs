@@ -46,6 +46,9 @@ pub(crate) fn find_program(
         let p = cwd.join(program);
         return is_executable(&p).then_some(p);
     }
+    // A directory listed twice (shell start-up files often append to
+    // `PATH` again) answers the same the second time: looked at once.
+    let mut seen: Vec<PathBuf> = Vec::new();
     std::env::split_paths(path_var?)
         .map(|dir| {
             let dir = if dir.as_os_str().is_empty() {
@@ -55,6 +58,13 @@ pub(crate) fn find_program(
             };
             cwd.join(dir).join(program)
         })
+        .filter(|p| {
+            let fresh = !seen.iter().any(|s| s.as_os_str() == p.as_os_str());
+            if fresh {
+                seen.push(p.clone());
+            }
+            fresh
+        })
         .find(|p| is_executable(p))
 }
 
@@ -62,4 +72,31 @@ pub(crate) fn find_program(
 pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     find_program(OsStr::new(name), std::env::var_os("PATH").as_deref(), &cwd)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_listed_twice_on_path_does_not_hide_the_ones_between() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let (a, b) = (t.path().join("a"), t.path().join("b"));
+        for d in [&a, &b] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let exe = b.join("tool");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([&a, &a, &b, &a]).unwrap();
+        assert_eq!(
+            find_program(OsStr::new("tool"), Some(&path), t.path()),
+            Some(exe)
+        );
+        assert_eq!(
+            find_program(OsStr::new("none"), Some(&path), t.path()),
+            None
+        );
+    }
 }

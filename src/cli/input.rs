@@ -32,7 +32,9 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
     if meta.len() > MAX_INPUT_BYTES {
         return Err(fail(too_large(meta.len())));
     }
-    read_limited(file).map_err(fail)
+    // Sized from the stat (one byte over, to see the end in the next read):
+    // a kernel is then read in two `read`s, not one per doubling.
+    read_limited(file, meta.len() as usize + 1).map_err(fail)
 }
 
 /// [`read_file`], as UTF-8 text.
@@ -43,12 +45,12 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
 
 /// Reads standard input, at most [`MAX_INPUT_BYTES`].
 pub fn read_stdin() -> Result<Vec<u8>, Failure> {
-    read_limited(std::io::stdin().lock())
+    read_limited(std::io::stdin().lock(), 0)
         .map_err(|what| Failure(format!("cannot read standard input: {what}")))
 }
 
-fn read_limited(r: impl Read) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
+fn read_limited(r: impl Read, capacity: usize) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::with_capacity(capacity);
     r.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut buf)
         .map_err(|e| e.to_string())?;

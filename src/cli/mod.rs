@@ -12,6 +12,7 @@ mod cache;
 mod canon;
 mod compile;
 mod input;
+mod logging;
 mod progress;
 mod tune;
 mod unloaded;
@@ -125,7 +126,7 @@ pub fn usage_error(subcommand: &str, message: impl std::fmt::Display) -> ! {
 pub fn main() -> ExitCode {
     restore_sigpipe();
     let cli = parse(std::env::args_os().collect());
-    init_logging();
+    logging::init();
     let result = match cli.command {
         Command::Tune(args) => tune::tune_command(args),
         Command::Compile(args) => compile::compile(args),
@@ -227,25 +228,6 @@ fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-}
-
-/// Logs to stderr, filtered by `KCACHE_LOG` (default: warnings); in colour
-/// only on a terminal, and never when `NO_COLOR` is set.
-fn init_logging() {
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(colour());
-    // Without KCACHE_LOG a level is the whole filter: no directive parsing
-    // or per-callsite filter state on every start.
-    let _ = match std::env::var_os("KCACHE_LOG") {
-        None => builder.with_max_level(tracing::Level::WARN).try_init(),
-        Some(_) => builder
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_env("KCACHE_LOG")
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .try_init(),
-    };
 }
 
 /// Whether stderr may carry colour escapes: a terminal, and `NO_COLOR`

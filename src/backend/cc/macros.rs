@@ -82,11 +82,24 @@ pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
 
 /// Every name in `parts`, and those of them that are positional.
 pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
+    let defines = || parts.iter().flat_map(|p| p.iter());
     let mut all = MacroNames::default();
+    all.reserve(parts.iter().map(|p| p.len()).sum());
+    all.extend(defines().map(|d| d.name.clone()));
+    // Nothing is positional unless some body names a positional identifier
+    // itself: the common case (a compiler's predefined macros) skips the
+    // map of who names what.
+    let names_one = |d: &Define| {
+        d.body
+            .iter()
+            .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == &b[..]))
+    };
+    if !defines().any(names_one) {
+        return (all, MacroNames::default());
+    }
     // ident -> the macros whose body names it
     let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
-    for d in parts.iter().flat_map(|p| p.iter()) {
-        all.insert(d.name.clone());
+    for d in defines() {
         for b in &d.body {
             users.entry(&b[..]).or_default().push(&d.name);
         }
@@ -166,6 +179,22 @@ mod tests {
         );
         let (_, pos) = names(&[&d]);
         assert_eq!(pos, set(&["__ASSERT_FUNCTION", "assert"]));
+    }
+
+    #[test]
+    fn a_listing_naming_no_positional_identifier_has_no_positional_macro() {
+        let d = parse_dm("#define __x86_64__ 1\n#define A B\n#define B(x) (x + A)\n");
+        let (all, pos) = names(&[&d]);
+        assert_eq!(all, set(&["__x86_64__", "A", "B"]));
+        assert!(pos.is_empty());
+    }
+
+    #[test]
+    fn a_chain_across_parts_is_positional() {
+        let seed = parse_dm("#define USES_HERE HERE\n#define plain 1\n");
+        let closure = parse_dm("#define HERE __LINE__\n");
+        let (_, pos) = names(&[&seed, &closure]);
+        assert_eq!(pos, set(&["USES_HERE", "HERE"]));
     }
 
     #[test]

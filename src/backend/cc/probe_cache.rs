@@ -25,7 +25,10 @@
 //! libraries its `-l` options resolve to, the files an ld script names);
 //! every file the `-MD` report lists, and for each one the compiler found
 //! on its own (`stdc-predef.h`) the same name under every other include
-//! directory. A kept answer is used only while every one of those stats is
+//! directory. An absent path is kept as its first missing component (what
+//! lies under a missing directory stays missing while it does), so a
+//! search list's many paths through one missing prefix cost one stat. A
+//! kept answer is used only while every one of those stats is
 //! unchanged and older than [`memo`]'s "too recent" window; the link
 //! inputs' content digests are kept with the stat they were taken under,
 //! which must be the watched one.
@@ -154,8 +157,14 @@ impl Session {
     /// file is watched, so a kept file's stats were checked on load), else
     /// read (and memoized in-process).
     pub(crate) fn digest(&mut self, path: &Path) -> std::io::Result<(Digest, StatId)> {
+        // Compared as bytes, not as `Path`s (component by component, from
+        // the end, for every unequal pair): the kept names are the ones this
+        // same resolution spelled, and a name spelled otherwise is only read.
         let kept = self.kept.as_ref().and_then(|f| {
-            let (_, id, d) = f.digests.iter().find(|(p, _, _)| p == path)?;
+            let (_, id, d) = f
+                .digests
+                .iter()
+                .find(|(p, _, _)| p.as_os_str() == path.as_os_str())?;
             Some((Digest(*d), *id))
         });
         let (d, id) = match kept {
@@ -430,7 +439,28 @@ fn watch_list(
             }
         }
     }
+    prune_absent(&mut w.entries);
     w.entries
+}
+
+/// Drops each absent path that lies under another absent path (the other's
+/// components lead its own): the walk to it goes through the other, so it
+/// stays absent while the other does, and the other's appearance shows in
+/// its own stat and its nearest existing ancestor's, both still kept. A
+/// driver's search list repeats one missing prefix many times over
+/// (`<gcc>/../../../../<triple>/bin/<triple>/12/`, `.../lib/...`, ...).
+fn prune_absent(entries: &mut Vec<(PathBuf, Option<StatId>)>) {
+    let absent: Vec<PathBuf> = entries
+        .iter()
+        .filter(|(_, id)| id.is_none())
+        .map(|(p, _)| p.clone())
+        .collect();
+    entries.retain(|(p, id)| {
+        id.is_some()
+            || !absent
+                .iter()
+                .any(|a| p.starts_with(a) && p.components().count() > a.components().count())
+    });
 }
 
 #[derive(Default)]
@@ -556,9 +586,82 @@ mod tests {
             unlinked: vec![],
         };
         let w = watch_list(&lists, &answers, &[], Path::new("/"));
-        assert!(w.contains(&(absent, None)));
+        // Through its first missing component (the rest lie under it).
+        assert!(w.contains(&(t.path().join("no"), None)));
+        assert!(!w.iter().any(|(p, _)| p == &absent));
         let real = std::fs::canonicalize(t.path()).unwrap();
         assert!(w.iter().any(|(p, id)| p == t.path() && id.is_some()));
         assert!(w.iter().any(|(p, _)| p == &real));
+    }
+
+    #[test]
+    fn a_kept_digest_is_used_by_its_own_spelling_without_a_stat() {
+        let t = tempfile::tempdir().unwrap();
+        let lib = t.path().join("libfoo.so");
+        std::fs::write(&lib, "GROUP ( x.o )\n").unwrap();
+        let id = StatId::of(&lib).unwrap();
+        let mut s = Session {
+            place: None,
+            kept: Some(File {
+                key: String::new(),
+                answers: Answers {
+                    defines: vec![],
+                    read: vec![],
+                    link_line: vec![],
+                    linked: vec![],
+                    unlinked: vec![],
+                },
+                watch: vec![],
+                digests: vec![(lib.clone(), id, [7; 32])],
+            }),
+            digested: Vec::new(),
+        };
+        let stats = || memo::test_hooks::STATS.with(|n| n.get());
+        let before = stats();
+        assert_eq!(s.digest(&lib).unwrap(), (Digest([7; 32]), id));
+        assert_eq!(stats(), before, "a kept digest was stat-ed");
+        // Another spelling of the same file is not the kept name: read.
+        let other = t.path().join(".//libfoo.so");
+        assert_ne!(s.digest(&other).unwrap().0, Digest([7; 32]));
+        assert!(stats() > before);
+    }
+
+    #[test]
+    fn an_absent_path_under_another_is_not_stat_ed_yet_its_appearance_shows() {
+        let t = tempfile::tempdir().unwrap();
+        let missing = t.path().join("gcc/../no");
+        let deeper = [
+            missing.join("bin/x86_64-linux-gnu/12/"),
+            missing.join("bin"),
+            missing.join("lib/../lib/"),
+        ];
+        let lists = SearchLists {
+            programs: deeper[..2].to_vec(),
+            libraries: [&deeper[2..], &[missing.clone()][..]].concat(),
+        };
+        let answers = Answers {
+            defines: vec![],
+            read: vec![],
+            link_line: vec![],
+            linked: vec![],
+            unlinked: vec![],
+        };
+        std::fs::create_dir(t.path().join("gcc")).unwrap();
+        let w = watch_list(&lists, &answers, &[], Path::new("/"));
+        assert!(w.contains(&(missing.clone(), None)));
+        for d in &deeper {
+            assert!(!w.iter().any(|(p, _)| p == d), "{} is stat-ed", d.display());
+        }
+        // Only what lies inside the temporary directory: `/tmp` above it
+        // changes as other tests run.
+        let holds = |w: &[(PathBuf, Option<StatId>)]| {
+            w.iter()
+                .filter(|(p, _)| p.starts_with(t.path()))
+                .all(|(p, id)| StatId::of(p) == *id)
+        };
+        assert!(holds(&w));
+        // Any of the pruned paths appearing means the kept prefix appeared.
+        std::fs::create_dir_all(t.path().join("no/bin/x86_64-linux-gnu/12")).unwrap();
+        assert!(!holds(&w), "the deepest path appeared unnoticed");
     }
 }
