@@ -1,7 +1,8 @@
 //! Generates the kernel declaration parser from `grammar/kernel.lalrpop`
 //! into `OUT_DIR`, so no generated code is committed; finds whether the
-//! linker has libgcc's static unwinder (see `src/main.rs`); and links the
-//! `kcache` binary as a position-dependent executable unless told not to.
+//! linker has libgcc's static unwinder (see `src/main.rs`); links the
+//! `kcache` binary as a position-dependent executable unless told not to,
+//! and so that it exports no symbol.
 
 fn main() {
     lalrpop::Configuration::new()
@@ -12,6 +13,31 @@ fn main() {
         .expect("grammar/kernel.lalrpop generates");
     static_libgcc();
     position_dependent_cli();
+    cli_exports_nothing();
+}
+
+/// Links the `kcache` binary with a version script that makes every symbol
+/// it defines local (glibc Linux). The binary defines `exp`, `log` and `pow`
+/// itself (`src/main.rs`), and GNU ld exports an executable's definition of
+/// any symbol a shared library on the link line also defines (here
+/// `libm.so.6`, even when `--as-needed` then drops it). Exported, they came
+/// first in the loader's search: a kernel the C backend compiled and the CLI
+/// then loaded bound its `exp@GLIBC_2.29` to kcache's own, so it computed
+/// with other code than the libm it was linked against. Nothing is meant to
+/// bind to the executable, so nothing is exported.
+fn cli_exports_nothing() {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let glibc_linux = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
+    if !glibc_linux {
+        return;
+    }
+    let script = std::path::Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("kcache-exports-nothing.ver");
+    std::fs::write(&script, "{ local: *; };\n").expect("OUT_DIR is writable");
+    println!(
+        "cargo::rustc-link-arg-bin=kcache=-Wl,--version-script={}",
+        script.display()
+    );
 }
 
 /// Links the `kcache` binary with `-no-pie` on glibc Linux (the library,

@@ -45,9 +45,11 @@ fn main() -> std::process::ExitCode {
 // The three C math functions the binary calls (indicatif's rate estimate,
 // `kcache tune`'s reference softmax, SQLite's FTS5 rank), defined here in
 // pure Rust so that `--as-needed` drops `libm.so.6`: mapping and relocating
-// it cost every short command about 0.07 ms here. They are not exported
-// (the executable exports only what the shared libraries it links
-// reference), so a library loaded later still binds its own libm's.
+// it cost every short command about 0.07 ms here. GNU ld would export them
+// (libm.so.6 on the link line defines them too), so a kernel the CLI loads
+// would bind its `exp` to these; `build.rs` links the binary with a version
+// script that exports nothing, so a library loaded later binds its own
+// libm's (`tests/cli_warm_hit.rs` checks the loader's bindings).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod math {
     #[unsafe(no_mangle)]

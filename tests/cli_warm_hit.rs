@@ -118,3 +118,57 @@ fn the_cli_loads_no_libm() {
     assert!(listed.contains("libc.so"), "the loader listed: {listed}");
     assert!(!listed.contains("libm.so"), "the loader listed: {listed}");
 }
+
+/// A kernel the CLI compiles and loads binds its math functions to the libm
+/// it was linked against, never to the `exp`, `log` and `pow` the binary
+/// defines for itself (`src/main.rs`): exported, they came first in the
+/// loader's search, so the kernel ran other code than the user's libm. The
+/// loader's own account of each binding (`LD_DEBUG=bindings`) says where
+/// every symbol of the loaded program went.
+#[test]
+fn a_kernel_loaded_by_the_cli_binds_nothing_to_the_cli() {
+    if !(cfg!(target_os = "linux") && cfg!(target_env = "gnu")) || !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let k = t.path().join("k.c");
+    std::fs::write(
+        &k,
+        "#include <math.h>\ndouble k(double x) { return exp(x) + log(x) + pow(x, 1.5); }\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args(["compile", "--json", "--dir"])
+        .arg(t.path().join("store"))
+        .arg(&k)
+        .env("LD_DEBUG", "bindings")
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    let cli = std::fs::canonicalize(env!("CARGO_BIN_EXE_kcache")).unwrap();
+    let program: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.contains("binding file") && l.contains(".so") && !l.contains("binding file /lib")
+        })
+        .filter(|l| l.contains("`exp'") || l.contains("`log'") || l.contains("`pow'"))
+        .collect();
+    assert!(
+        !program.is_empty(),
+        "the loader reported no binding of the kernel's math functions: the kernel was not loaded? {log}"
+    );
+    for line in program {
+        assert!(
+            !line.contains(&format!("to {} ", cli.display())) && !line.contains("kcache [0]"),
+            "a kernel's symbol bound to the CLI: {line}"
+        );
+        assert!(line.contains("libm.so"), "not bound to libm: {line}");
+    }
+}
