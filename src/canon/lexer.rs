@@ -129,22 +129,41 @@ pub fn for_each_token(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>)) {
 /// Like [`for_each_token`], also telling whether an identifier is spelled
 /// with a line splice or a universal character name (so only those need
 /// [`spelling`]).
-pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
+pub fn for_each_token_spliced(src: &[u8], f: impl FnMut(TokenKind, Range<usize>, bool)) {
+    tokens::<true>(src, f)
+}
+
+/// Like [`for_each_token_spliced`], without the blanks (a reader that
+/// drops them is spared a call and a test per blank).
+pub fn for_each_nonblank_spliced(src: &[u8], f: impl FnMut(TokenKind, Range<usize>, bool)) {
+    tokens::<false>(src, f)
+}
+
+/// The token loop; `BLANKS`: whether blanks are passed to `f`.
+#[inline(always)]
+fn tokens<const BLANKS: bool>(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
     let mut lexer = Raw::lexer(src);
     while let Some(raw) = lexer.next() {
-        let span = lexer.span();
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
         // other token ends it, and a newline that is no splice begins a new one.
         let (kind, escaped) = match raw {
             Ok(Raw::LineBreak) => {
                 lexer.extras.0 = true;
-                (TokenKind::Whitespace, false)
+                if BLANKS {
+                    f(TokenKind::Whitespace, lexer.span(), false);
+                }
+                continue;
             }
-            Ok(Raw::Whitespace) => (TokenKind::Whitespace, false),
+            Ok(Raw::Whitespace) => {
+                if BLANKS {
+                    f(TokenKind::Whitespace, lexer.span(), false);
+                }
+                continue;
+            }
             Ok(Raw::EscapedIdent) => {
                 lexer.extras.0 = false;
-                if ucns_are_valid(&src[span.clone()]) {
+                if ucns_are_valid(&src[lexer.span()]) {
                     (TokenKind::Ident, true)
                 } else {
                     (TokenKind::InvalidUcn, false)
@@ -162,7 +181,7 @@ pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usi
                 (TokenKind::Unknown, false)
             }
         };
-        f(kind, span, escaped);
+        f(kind, lexer.span(), escaped);
     }
 }
 

@@ -150,7 +150,7 @@ pub fn adapt<'t>(
             text.len() / 64 + 16,
             Default::default(),
         ),
-        all,
+        all: Vec::new(),
         idents: scratch::take(raw.len() / 2),
         code_ids: scratch::take(raw.len() / 2),
         opaque: Vec::new(),
@@ -424,7 +424,13 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
-    scratch::give(raw);
+    // Without comments, the code is every token (see [`super::Lexed::all`]).
+    if all.is_empty() {
+        a.all = raw;
+    } else {
+        a.all = all;
+        scratch::give(raw);
+    }
     a
 }
 
