@@ -129,22 +129,41 @@ pub fn for_each_token(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>)) {
 /// Like [`for_each_token`], also telling whether an identifier is spelled
 /// with a line splice or a universal character name (so only those need
 /// [`spelling`]).
-pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
+pub fn for_each_token_spliced(src: &[u8], f: impl FnMut(TokenKind, Range<usize>, bool)) {
+    tokens::<true>(src, f)
+}
+
+/// Like [`for_each_token_spliced`], without the blanks (a reader that
+/// drops them is spared a call and a test per blank).
+pub fn for_each_nonblank_spliced(src: &[u8], f: impl FnMut(TokenKind, Range<usize>, bool)) {
+    tokens::<false>(src, f)
+}
+
+/// The token loop; `BLANKS`: whether blanks are passed to `f`.
+#[inline(always)]
+fn tokens<const BLANKS: bool>(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
     let mut lexer = Raw::lexer(src);
     while let Some(raw) = lexer.next() {
-        let span = lexer.span();
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
         // other token ends it, and a newline that is no splice begins a new one.
         let (kind, escaped) = match raw {
             Ok(Raw::LineBreak) => {
                 lexer.extras.0 = true;
-                (TokenKind::Whitespace, false)
+                if BLANKS {
+                    f(TokenKind::Whitespace, lexer.span(), false);
+                }
+                continue;
             }
-            Ok(Raw::Whitespace) => (TokenKind::Whitespace, false),
+            Ok(Raw::Whitespace) => {
+                if BLANKS {
+                    f(TokenKind::Whitespace, lexer.span(), false);
+                }
+                continue;
+            }
             Ok(Raw::EscapedIdent) => {
                 lexer.extras.0 = false;
-                if ucns_are_valid(&src[span.clone()]) {
+                if ucns_are_valid(&src[lexer.span()]) {
                     (TokenKind::Ident, true)
                 } else {
                     (TokenKind::InvalidUcn, false)
@@ -162,7 +181,7 @@ pub fn for_each_token_spliced(src: &[u8], mut f: impl FnMut(TokenKind, Range<usi
                 (TokenKind::Unknown, false)
             }
         };
-        f(kind, span, escaped);
+        f(kind, lexer.span(), escaped);
     }
 }
 
@@ -316,26 +335,26 @@ fn line_end(src: &[u8], mut i: usize) -> usize {
 }
 
 /// What a `/` starts, looking past line splices for a `/` or `*`.
-fn slash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
+fn slash(lex: &mut Lexer<'_, Raw>) -> Raw {
     let src = lex.source();
     let at = skip_splices(src, lex.span().end);
     match src.get(at) {
         Some(b'/') => {
             let end = line_end(src, at + 1);
             lex.bump(end - lex.span().end);
-            TokenKind::LineComment
+            Raw::LineComment
         }
         Some(b'*') => match block_comment_end(src, at + 1) {
             Some(end) => {
                 lex.bump(end - lex.span().end);
-                TokenKind::BlockComment
+                Raw::BlockComment
             }
             None => {
                 lex.bump(src.len() - lex.span().end);
-                TokenKind::UnterminatedComment
+                Raw::UnterminatedComment
             }
         },
-        _ => TokenKind::Punct,
+        _ => Raw::Punct,
     }
 }
 
@@ -368,10 +387,10 @@ fn skip_quoted(src: &[u8], i: usize) -> usize {
 /// The line runs through its splices; a block comment inside it may carry it
 /// across newlines, and a quote or `//` inside it is honoured, as the
 /// preprocessor does.
-fn hash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
+fn hash(lex: &mut Lexer<'_, Raw>) -> Raw {
     let src = lex.source();
     if !lex.extras.0 {
-        return TokenKind::Punct;
+        return Raw::Punct;
     }
     let mut i = lex.span().end;
     let end = loop {
@@ -397,12 +416,12 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> TokenKind {
         }
     };
     lex.bump(end - lex.span().end);
-    TokenKind::Preprocessor
+    Raw::Preprocessor
 }
 
 /// A `[[`: an attribute through its matching `]]`; brackets nest and string
 /// literals are skipped. Without a match, an error to the end of the input.
-fn attribute(lex: &mut Lexer<'_, Raw>) -> TokenKind {
+fn attribute(lex: &mut Lexer<'_, Raw>) -> Raw {
     let src = lex.source();
     let mut depth = 0usize;
     let mut i = lex.span().end;
@@ -412,7 +431,7 @@ fn attribute(lex: &mut Lexer<'_, Raw>) -> TokenKind {
             b']' if depth > 0 => depth -= 1,
             b']' if src.get(i + 1) == Some(&b']') => {
                 lex.bump(i + 2 - lex.span().end);
-                return TokenKind::Attribute;
+                return Raw::Attribute;
             }
             b'"' | b'\'' => {
                 i = skip_quoted(src, i);
@@ -423,13 +442,13 @@ fn attribute(lex: &mut Lexer<'_, Raw>) -> TokenKind {
         i += 1;
     }
     lex.bump(src.len() - lex.span().end);
-    TokenKind::UnterminatedAttribute
+    Raw::UnterminatedAttribute
 }
 
 /// A raw string after its `R"`: the delimiter (at most 16 bytes, none of
 /// space, parentheses, backslash or control characters), `(`, the body, and
 /// `)delimiter"`. Otherwise an error to the end of the input.
-fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
+fn raw_string(lex: &mut Lexer<'_, Raw>) -> Raw {
     let src = lex.source();
     let open = lex.span().end;
     let delim_len = src[open..]
@@ -450,13 +469,13 @@ fn raw_string(lex: &mut Lexer<'_, Raw>) -> TokenKind {
             let close = i + off + 1;
             if src[close..].starts_with(delim) && src.get(close + n) == Some(&b'"') {
                 lex.bump(close + n + 1 - lex.span().end);
-                return TokenKind::RawStr;
+                return Raw::DelimitedStr;
             }
             i = close;
         }
     }
     lex.bump(src.len() - lex.span().end);
-    TokenKind::UnterminatedRawStr
+    Raw::UnterminatedDelimitedStr
 }
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
@@ -501,7 +520,7 @@ enum Raw {
     #[token(b"#", hash)]
     #[regex(r"%(?&sp)*:", hash)]
     #[token(b"[[", attribute)]
-    Decided(TokenKind),
+    Decided,
     #[token(b".")]
     Dot,
     #[regex(r"-(?&sp)*>")]
@@ -518,6 +537,16 @@ enum Raw {
     #[regex(r"<(?&sp)*:|:(?&sp)*>|<(?&sp)*%|%(?&sp)*>")]
     #[regex(r"%(?&sp)*:(?&sp)*%(?&sp)*:|#(?&sp)*#")]
     Punct,
+    // What the callbacks decide (no pattern of their own): with no payload
+    // the kind is one table lookup. (`DelimitedStr`: a raw string.)
+    DelimitedStr,
+    UnterminatedDelimitedStr,
+    LineComment,
+    BlockComment,
+    UnterminatedComment,
+    Preprocessor,
+    Attribute,
+    UnterminatedAttribute,
 }
 
 impl Raw {
@@ -530,7 +559,16 @@ impl Raw {
             Raw::Str => TokenKind::Str,
             Raw::Char => TokenKind::Char,
             Raw::UnterminatedStr => TokenKind::UnterminatedStr,
-            Raw::Decided(kind) => kind,
+            // Never emitted: its callbacks give the token they decide.
+            Raw::Decided => TokenKind::Unknown,
+            Raw::DelimitedStr => TokenKind::RawStr,
+            Raw::UnterminatedDelimitedStr => TokenKind::UnterminatedRawStr,
+            Raw::LineComment => TokenKind::LineComment,
+            Raw::BlockComment => TokenKind::BlockComment,
+            Raw::UnterminatedComment => TokenKind::UnterminatedComment,
+            Raw::Preprocessor => TokenKind::Preprocessor,
+            Raw::Attribute => TokenKind::Attribute,
+            Raw::UnterminatedAttribute => TokenKind::UnterminatedAttribute,
             Raw::Dot => TokenKind::Dot,
             Raw::Arrow => TokenKind::Arrow,
             Raw::ColonColon => TokenKind::ColonColon,

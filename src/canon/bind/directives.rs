@@ -8,6 +8,19 @@ use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
 use std::ops::Range;
 
+/// The bytes that continue a word in [`words`] (a backslash aside): one
+/// lookup a byte, not six tests.
+const IN_WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'\n' | b'\r') || c >= 0x80;
+        b += 1;
+    }
+    t
+};
+
 /// Every identifier-like word in `text[span]` (a directive, an attribute, a
 /// string the compiler reads): opaque.
 pub(super) fn words<'t>(
@@ -29,9 +42,7 @@ pub(super) fn words<'t>(
         } else if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b >= 0x80 || b == b'\\' {
             let start = i;
             while i < s.len()
-                && (s[i].is_ascii_alphanumeric()
-                    || matches!(s[i], b'_' | b'$' | b'\n' | b'\r')
-                    || s[i] >= 0x80
+                && (IN_WORD[s[i] as usize]
                     // A backslash continues a word only as a UCN or a splice.
                     || s[i] == b'\\' && matches!(s.get(i + 1), Some(b'u' | b'U' | b'\n' | b'\r')))
             {
@@ -251,4 +262,28 @@ fn macro_params(rest: &[u8]) -> Vec<Vec<u8>> {
         .map(|p| p.trim_ascii().to_vec())
         .filter(|p| !p.is_empty() && p.as_slice() != b"...")
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_table_holds_the_bytes_of_a_word() {
+        for c in 0..=255u8 {
+            let word = c.is_ascii_alphanumeric() || b"_$\n\r".contains(&c) || c >= 0x80;
+            assert_eq!(IN_WORD[c as usize], word, "{c:#x}");
+        }
+    }
+
+    #[test]
+    fn a_directive_gives_its_words_whole() {
+        let text = b"#pragma unroll$x \xc3\xa9t\\u00e9 2x";
+        let mut out = Vec::new();
+        words(text, 0..text.len(), Reason::Directive, &mut out);
+        let got: Vec<&[u8]> = out.iter().map(|(w, _)| &**w).collect();
+        assert!(got.contains(&&b"pragma"[..]), "{got:?}");
+        assert!(got.contains(&&b"unroll$x"[..]), "{got:?}");
+        assert!(got.iter().all(|w| *w != b"x"), "{got:?}");
+    }
 }

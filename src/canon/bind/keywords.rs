@@ -57,6 +57,15 @@ pub fn classify(name: &[u8], glsl: bool, typedef: bool) -> Tok {
     }
 }
 
+/// Whether `name` is surely no word this module (or `Word::of` in
+/// [`super::tokens`]) reads specially: its second byte is a digit, as in
+/// no keyword, type name or construct word of C, CUDA or OpenCL (GLSL's
+/// `f16vec2` has one: never so for GLSL). Generated names (`i3001`,
+/// `v12_acc`) nearly all are, so their reading skips every list.
+pub fn is_plain(name: &[u8], glsl: bool) -> bool {
+    !glsl && name.get(1).is_some_and(u8::is_ascii_digit)
+}
+
 /// OpenCL C's address-space and kernel keywords without underscores.
 pub fn is_opencl_space(name: &[u8]) -> bool {
     matches!(
@@ -185,4 +194,48 @@ fn is_type_name(name: &[u8], glsl: bool) -> bool {
             | b"f16vec2"
             | b"f16vec4"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte-string literals of a source text.
+    fn literals(src: &str) -> Vec<&str> {
+        src.split("b\"")
+            .skip(1)
+            .filter_map(|l| l.split('"').next())
+            .collect()
+    }
+
+    #[test]
+    fn no_listed_word_is_plain_but_the_vector_sizes_and_glsl_words() {
+        // Every word the lists read (the vector types are a stem of these
+        // and a size) and those `Word::of` tests itself.
+        let this = include_str!("keywords.rs");
+        let mut words = literals(&this[..this.find("#[cfg(test)]").unwrap()]);
+        let tokens = include_str!("tokens.rs");
+        let of = &tokens[tokens.find("fn of(").unwrap()..];
+        words.extend(literals(&of[..of.find("\n    }\n").unwrap()]));
+        assert!(words.len() > 150, "{}", words.len());
+        for word in words {
+            let plain = is_plain(word.as_bytes(), false);
+            // `16` is a vector size, never a name on its own.
+            let allowed = matches!(word, "16" | "f16vec2" | "f16vec4");
+            assert!(!plain || allowed, "{word}");
+        }
+    }
+
+    #[test]
+    fn a_plain_name_reads_as_a_name() {
+        for name in [&b"i3001"[..], b"v12_acc", b"n2810_w3_local", b"x1"] {
+            assert!(is_plain(name, false));
+            assert_eq!(classify(name, false, false), Tok::Ident);
+            assert_eq!(opaque_construct(name, false), None);
+            assert!(!is_opencl_space(name));
+        }
+        assert!(!is_plain(b"f16vec2", true));
+        assert!(!is_plain(b"int", false));
+        assert!(!is_plain(b"x", false));
+    }
 }

@@ -4,7 +4,7 @@
 use super::scratch;
 use super::tokens::spells_digraph;
 use super::typedefs::Keywords;
-use crate::canon::lexer::{for_each_token_spliced, TokenKind};
+use crate::canon::lexer::{for_each_nonblank_spliced, TokenKind};
 use std::ops::Range;
 
 /// One token: its kind, its span, and whether it is an identifier spelled
@@ -15,7 +15,8 @@ pub type Token = (TokenKind, Range<usize>, bool);
 /// comments included, as [`crate::canon::lexer::for_each_token_spliced`]
 /// gives them.
 pub struct Lexed {
-    /// Every token but blanks, comments included.
+    /// Every token but blanks, comments included; left empty when the text
+    /// has no comment, as it is then [`Lexed::code`].
     pub(super) all: Vec<Token>,
     /// The same without comments: what the adapter reads.
     pub(super) code: Vec<Token>,
@@ -33,7 +34,11 @@ impl std::ops::Deref for Lexed {
     type Target = [Token];
 
     fn deref(&self) -> &[Token] {
-        &self.all
+        if self.all.is_empty() {
+            &self.code
+        } else {
+            &self.all
+        }
     }
 }
 
@@ -51,18 +56,18 @@ impl Drop for Lexed {
 /// typedef pre-pass looks for and the digraph check are made on the
 /// lexing's own walk: each was a walk of its own over the tokens.
 pub fn lex(text: &[u8]) -> Lexed {
-    let mut all: Vec<Token> = scratch::take(text.len() / 4 + 1);
     let mut code: Vec<Token> = scratch::take(text.len() / 4 + 1);
+    // Comments are few: each is kept with the index in the code it stands
+    // before, and the full list is put together once, copying the code
+    // between them in runs (one push per token, not two).
+    let mut comments: Vec<(usize, Token)> = Vec::new();
     let mut directives: Vec<usize> = scratch::take(0);
     let mut keywords = Keywords::default();
     let mut digraphs = false;
     // Whether the last token of the code may start a digraph (a punctuator
     // starting with `<`, `%` or `:`): only then is the pair looked at.
     let mut may_start = false;
-    for_each_token_spliced(text, |kind, span, spliced| {
-        if kind == TokenKind::Whitespace {
-            return;
-        }
+    for_each_nonblank_spliced(text, |kind, span, spliced| {
         if !kind.is_comment() {
             if may_start && !digraphs {
                 if let Some(prev) = code.last() {
@@ -75,10 +80,22 @@ pub fn lex(text: &[u8]) -> Lexed {
             } else if kind == TokenKind::Preprocessor {
                 directives.push(code.len());
             }
-            code.push((kind, span.clone(), spliced));
+            code.push((kind, span, spliced));
+        } else {
+            comments.push((code.len(), (kind, span, spliced)));
         }
-        all.push((kind, span, spliced));
     });
+    let mut all: Vec<Token> = Vec::new();
+    if !comments.is_empty() {
+        all = scratch::take(code.len() + comments.len());
+        let mut copied = 0;
+        for (at, comment) in comments {
+            all.extend_from_slice(&code[copied..at]);
+            all.push(comment);
+            copied = at;
+        }
+        all.extend_from_slice(&code[copied..]);
+    }
     Lexed {
         all,
         code,

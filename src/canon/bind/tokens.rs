@@ -22,7 +22,7 @@
 //! benchmark, costing more in page faults than the second walk saves.)
 
 use super::directives::{words, Directives};
-use super::keywords::{classify, is_opencl_space, opaque_construct};
+use super::keywords::{self, classify, is_opencl_space, opaque_construct};
 use super::scratch;
 use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
@@ -150,7 +150,7 @@ pub fn adapt<'t>(
             text.len() / 64 + 16,
             Default::default(),
         ),
-        all,
+        all: Vec::new(),
         idents: scratch::take(raw.len() / 2),
         code_ids: scratch::take(raw.len() / 2),
         opaque: Vec::new(),
@@ -424,7 +424,13 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
-    scratch::give(raw);
+    // Without comments, the code is every token (see [`super::Lexed::all`]).
+    if all.is_empty() {
+        a.all = raw;
+    } else {
+        a.all = all;
+        scratch::give(raw);
+    }
     a
 }
 
@@ -493,7 +499,7 @@ impl<'t> Adapted<'t> {
 
 /// What an identifier's spelling is to the adapter, wherever it stands
 /// (what depends on its position is decided there).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 struct Word {
     /// The construct it opens, whose operands are opaque.
     opaque: Option<Reason>,
@@ -521,17 +527,38 @@ impl Word {
     ) -> Word {
         let tag_type = !typedefs.tags.is_empty() && typedefs.tags.contains(name);
         let typedef = !typedefs.names.is_empty() && typedefs.names.contains(name);
-        Word {
+        let stringizes = directives.stringizing.iter().any(|m| **m == *name)
+            || macros.is_some_and(|m| m.contains(name))
+                && !directives.defined.iter().any(|m| **m == *name);
+        let read = || Word {
             opaque: opaque_construct(name, glsl),
             class: classify(name, glsl, tag_type || typedef),
             opencl_space: is_opencl_space(name),
             tag_keyword: matches!(name, b"struct" | b"union" | b"enum" | b"class"),
             template: name == b"template",
-            stringizes: directives.stringizing.iter().any(|m| **m == *name)
-                || macros.is_some_and(|m| m.contains(name))
-                    && !directives.defined.iter().any(|m| **m == *name),
+            stringizes,
             typedef,
+        };
+        if !keywords::is_plain(name, glsl) {
+            return read();
         }
+        // Most names are no word of the lists (see `keywords::is_plain`):
+        // those are not looked up in them.
+        let word = Word {
+            opaque: None,
+            class: if tag_type || typedef {
+                Tok::TypeName
+            } else {
+                Tok::Ident
+            },
+            opencl_space: false,
+            tag_keyword: false,
+            template: false,
+            stringizes,
+            typedef,
+        };
+        debug_assert!(word == read(), "{:?}", String::from_utf8_lossy(name));
+        word
     }
 }
 
