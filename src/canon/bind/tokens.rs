@@ -174,7 +174,7 @@ pub fn adapt<'t>(
     {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &lexed.directives, &mut a);
+    let directives = Directives::read(text, &raw, &lexed.directives, &mut a, macros);
     drop(lexed);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
@@ -291,11 +291,8 @@ pub fn adapt<'t>(
                 };
                 after_tag = word.tag_keyword;
                 let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let never = if tok == Tok::Ident && word.stringizes && invoked() {
-                    // A macro whose body may stringize or paste its
-                    // arguments: their names are opaque.
-                    let end = balanced(text, &raw, i);
-                    for (k, s, sp) in &raw[i..end] {
+                let mut opaque_group = |from: usize, to: usize| {
+                    for (k, s, sp) in &raw[from..to] {
                         if *k == TokenKind::Ident {
                             let n = if *sp {
                                 spelling(&text[s.clone()])
@@ -305,7 +302,22 @@ pub fn adapt<'t>(
                             a.opaque.push((n, Reason::MacroArgument));
                         }
                     }
-                    Some(Reason::MacroArgument)
+                };
+                let never = if tok == Tok::Ident && word.is_macro && invoked() {
+                    // A macro whose body may stringize or paste its
+                    // arguments: their names are opaque.
+                    let mut end = balanced(text, &raw, i);
+                    if word.stringizes {
+                        opaque_group(i, end);
+                    }
+                    // The expansion may end in a function-like macro's name
+                    // (`ID(STR)(x)`), which takes the next parentheses.
+                    while end < raw.len() && &text[raw[end].1.clone()] == b"(" {
+                        let next = balanced(text, &raw, end);
+                        opaque_group(end, next);
+                        end = next;
+                    }
+                    word.stringizes.then_some(Reason::MacroArgument)
                 } else {
                     None
                 };
@@ -507,6 +519,8 @@ struct Word {
     template: bool,
     /// A macro whose body may stringize or paste its arguments.
     stringizes: bool,
+    /// A macro, of the text's or the backend's.
+    is_macro: bool,
     /// A typedef name the pre-pass found.
     typedef: bool,
 }
@@ -530,6 +544,8 @@ impl Word {
             stringizes: directives.stringizing.iter().any(|m| **m == *name)
                 || macros.is_some_and(|m| m.contains(name))
                     && !directives.defined.iter().any(|m| **m == *name),
+            is_macro: directives.defined.iter().any(|m| **m == *name)
+                || macros.is_some_and(|m| m.contains(name)),
             typedef,
         }
     }
