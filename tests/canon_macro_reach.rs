@@ -117,6 +117,14 @@ fn the_own_name_in_the_call_after_a_macro_call_is_raw_keyed() {
 }
 
 #[test]
+fn the_own_name_in_a_call_of_a_plainly_defined_macro_is_raw_keyed() {
+    // `#define N STR` is read without lexing (only plain words): it still
+    // defines `N`.
+    own_name_keeps_keys_apart("#define N STR\nconst char* s = N(@);", &["STR"]);
+    own_name_keeps_keys_apart("#  define\tN STR\nconst char* s = N(@);", &["STR"]);
+}
+
+#[test]
 fn plain_code_after_a_macro_call_is_still_renamed() {
     // The guard is no blanket refusal: a parenthesis that follows no macro
     // call, or a call's arguments not followed by a parenthesis, still lets
