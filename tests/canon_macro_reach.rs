@@ -78,6 +78,19 @@ fn a_macro_whose_body_names_a_stringifying_macro_keeps_its_arguments_names() {
         "#define S2(x) #x\n#define T S2\n#define S T\nvoid g(int @) { const char* s = S(@); }",
         &[],
     );
+    // The two-level stringify idiom, in either order.
+    renamed_name_keeps_keys_apart(
+        "#define XSTR(x) STR(x)\n#define STR(x) #x\nvoid g(int @) { const char* s = XSTR(@); }",
+        &[],
+    );
+    renamed_name_keeps_keys_apart(
+        "#define STR(x) #x\n#define XSTR(x) STR(x)\nvoid g(int @) { const char* s = XSTR(@); }",
+        &[],
+    );
+    renamed_name_keeps_keys_apart(
+        "#define XSTR(x) STR(x)\nvoid g(int @) { const char* s = XSTR(@); }",
+        &["STR"],
+    );
     // A backend's macro (from a header) may stringify.
     renamed_name_keeps_keys_apart(
         "#define S STR\nvoid g(int @) { const char* s = S(@); }",
