@@ -123,6 +123,33 @@ fn the_call_after_a_macro_call_keeps_its_arguments_names() {
 }
 
 #[test]
+fn a_stringifying_macro_passed_to_another_keeps_the_arguments_names() {
+    renamed_name_keeps_keys_apart(
+        "#define APPLY(m, x) m(x)\n#define S2(x) #x\nvoid g(int @) { const char* s = APPLY(S2, @); }",
+        &[],
+    );
+    renamed_name_keeps_keys_apart(
+        "#define APPLY(m, x) m x\n#define S2(x) #x\nvoid g(int @) { const char* s = APPLY(S2, (@)); }",
+        &[],
+    );
+    renamed_name_keeps_keys_apart(
+        "#define APPLY(m, x) m(x)\nvoid g(int @) { const char* s = APPLY(STR, @); }",
+        &["STR"],
+    );
+    renamed_name_keeps_keys_apart(
+        "#define APPLY(m, x) m(x)\n#define AP2(m, x) APPLY(m, x)\nvoid g(int @) { const char* s = AP2(STR, @); }",
+        &["STR"],
+    );
+    // A macro whose body only uses its parameters as values still lets the
+    // names be renamed, a backend's macro among its arguments or not.
+    let r = renamer(None, &["STR", "i3"]);
+    let c = r.canonicalize(
+        b"#define AT(p, i) (p)[i]\nvoid g(int* q) { AT(q, i3) = 1; AT(q, STR) = 2; }",
+    );
+    assert!(c.inferred.contains(&"q".to_string()), "{}", c.text_lossy());
+}
+
+#[test]
 fn the_own_name_in_the_call_after_a_macro_call_is_raw_keyed() {
     own_name_keeps_keys_apart("const char* s = ID(STR)(@);", &["STR", "ID"]);
     own_name_keeps_keys_apart("const char* s = ID(ID)(STR)(@);", &["STR", "ID"]);

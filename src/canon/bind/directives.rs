@@ -81,6 +81,9 @@ pub(super) struct Directives<'t> {
     pub(super) defined: Vec<Cow<'t, [u8]>>,
     /// Macros the text defines whose bodies use `#` or `##`.
     pub(super) stringizing: Vec<Cow<'t, [u8]>>,
+    /// Macros the text defines that may call a macro passed to them
+    /// (`#define APPLY(m, x) m(x)`).
+    pub(super) applying: Vec<Cow<'t, [u8]>>,
 }
 
 impl<'t> Directives<'t> {
@@ -95,10 +98,11 @@ impl<'t> Directives<'t> {
         let mut d = Directives {
             defined: Vec::new(),
             stringizing: Vec::new(),
+            applying: Vec::new(),
         };
         // Each other macro's name and the names its body uses (its
         // parameters aside): it stringizes if one of them may.
-        let mut bodies: Vec<(Cow<'t, [u8]>, Uses)> = Vec::new();
+        let mut bodies: Vec<(Cow<'t, [u8]>, Uses, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut open_at = 0usize;
         for span in at.iter().map(|&i| &raw[i].1) {
@@ -192,7 +196,7 @@ impl<'t> Directives<'t> {
                             .filter(|w| !params.iter().any(|p| **p == **w))
                             .map(<[u8]>::to_vec)
                             .collect();
-                        bodies.push((name.clone(), uses));
+                        bodies.push((name.clone(), uses, applies(body, &params)));
                     }
                     let balance = |o: u8, c: u8| {
                         body.iter().filter(|&&b| b == o).count()
@@ -222,13 +226,45 @@ impl<'t> Directives<'t> {
         };
         while let Some(k) = bodies
             .iter()
-            .position(|(_, uses)| uses.iter().any(|w| may(&d, w)))
+            .position(|(_, uses, _)| uses.iter().any(|w| may(&d, w)))
         {
-            let (name, _) = bodies.swap_remove(k);
+            let (name, _, _) = bodies.swap_remove(k);
             d.stringizing.push(name);
+        }
+        // So does one whose body names a macro that may call one passed.
+        while let Some(k) = bodies.iter().position(|(_, uses, direct)| {
+            *direct || uses.iter().any(|w| d.applying.iter().any(|m| **m == **w))
+        }) {
+            let (name, _, _) = bodies.swap_remove(k);
+            d.applying.push(name);
         }
         d
     }
+}
+
+/// Whether a macro body (its parameter list first) follows one of its
+/// parameters with `(` or a name (which may expand to `(`): a macro passed
+/// there may be called.
+fn applies(body: &[u8], params: &[Vec<u8>]) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$');
+    let mut i = 0;
+    while i < body.len() {
+        if !word(body[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < body.len() && word(body[i]) {
+            i += 1;
+        }
+        if params.iter().any(|p| **p == body[start..i]) {
+            let next = body[i..].iter().find(|b| !b.is_ascii_whitespace());
+            if next.is_some_and(|&b| b == b'(' || word(b)) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// A directive line with its comments blanked (the preprocessor reads a

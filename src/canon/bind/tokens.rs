@@ -307,7 +307,26 @@ pub fn adapt<'t>(
                     // A macro whose body may stringize or paste its
                     // arguments: their names are opaque.
                     let mut end = balanced(text, &raw, i);
-                    if word.stringizes {
+                    // A macro that may stringize, passed as an argument
+                    // (`APPLY(STR, x)`: not called there), may be applied
+                    // to the others.
+                    let passed = || {
+                        (i..end).any(|j| {
+                            let (k, s, sp) = &raw[j];
+                            let called = raw.get(j + 1).is_some_and(|t| &text[t.1.clone()] == b"(");
+                            let n = if *sp {
+                                spelling(&text[s.clone()])
+                            } else {
+                                Cow::Borrowed(&text[s.clone()])
+                            };
+                            *k == TokenKind::Ident
+                                && !called
+                                && (directives.stringizing.iter().any(|m| **m == *n)
+                                    || macros.is_some_and(|m| m.contains(&*n))
+                                        && !directives.defined.iter().any(|m| **m == *n))
+                        })
+                    };
+                    if word.stringizes || word.applies && passed() {
                         opaque_group(i, end);
                     }
                     // The expansion may end in a function-like macro's name
@@ -521,6 +540,8 @@ struct Word {
     stringizes: bool,
     /// A macro, of the text's or the backend's.
     is_macro: bool,
+    /// A macro of the text's that may call a macro passed to it.
+    applies: bool,
     /// A typedef name the pre-pass found.
     typedef: bool,
 }
@@ -544,6 +565,7 @@ impl Word {
             stringizes: directives.stringizing.iter().any(|m| **m == *name)
                 || macros.is_some_and(|m| m.contains(name))
                     && !directives.defined.iter().any(|m| **m == *name),
+            applies: directives.applying.iter().any(|m| **m == *name),
             is_macro: directives.defined.iter().any(|m| **m == *name)
                 || macros.is_some_and(|m| m.contains(name)),
             typedef,
