@@ -31,7 +31,8 @@
 //!   directive can test;
 //! * the name stands in the arguments of a macro call in code (a macro the
 //!   kernel defines, or one of [`Scanner::with_macros`]: a macro from a
-//!   header or an option list may stringify or paste it);
+//!   header or an option list may stringify or paste it), or in parentheses
+//!   right after one (its expansion may end in a macro's name: `ID(STR)(f)`);
 //! * a directive stringifies (a `#` or `%:` operator in its body): a macro
 //!   can reach the name through other macros' arguments;
 //! * a `#define` body leaves a parenthesis open: the macro opens a call the
@@ -177,7 +178,8 @@ pub struct Scanner<'m> {
     /// ones (every parenthesis opened inside one is inside one too), so a
     /// count says all a stack of them would.
     in_call: usize,
-    /// The last identifier in code, when nothing the scan saw followed it.
+    /// The last identifier in code, when nothing the scan saw followed it
+    /// ([`CALL_CLOSED`] for the `)` that closes a macro call).
     last_ident: Option<Range<usize>>,
     /// Whether a directive's body leaves a parenthesis open (a macro that
     /// opens a call the code closes).
@@ -287,8 +289,12 @@ impl<'m> Scanner<'m> {
         let macros = !self.defined.is_empty() || self.macros.is_some();
         let call = macros
             && callee.is_some_and(|s| {
-                let c = name_of(&text[s]);
-                self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
+                // An empty callee is a macro call's `)`: its expansion may
+                // end in a function-like macro's name (`ID(STR)(f)`).
+                s.is_empty() || {
+                    let c = name_of(&text[s]);
+                    self.defined.contains(&*c) || self.macros.is_some_and(|m| m.contains(&*c))
+                }
             });
         if call || self.in_call > 0 {
             self.in_call += 1;
@@ -298,6 +304,10 @@ impl<'m> Scanner<'m> {
     /// A `)` in code (with a kernel name to look for).
     #[inline]
     fn close_paren(&mut self) {
+        if self.in_call == 1 {
+            // A macro call closes: a `(` right after it may open another.
+            self.last_ident = Some(CALL_CLOSED);
+        }
         self.in_call = self.in_call.saturating_sub(1);
     }
 
@@ -551,6 +561,9 @@ impl<'m> Scanner<'m> {
         );
     }
 }
+
+/// What [`Scanner`] keeps as the callee after a macro call's `)`: no name.
+const CALL_CLOSED: Range<usize> = 0..0;
 
 fn name_of(bytes: &[u8]) -> Cow<'_, [u8]> {
     spelling(bytes)

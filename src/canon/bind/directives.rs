@@ -83,12 +83,18 @@ pub(super) fn words<'t>(
     }
 }
 
+/// The names a macro's body uses.
+type Uses = Vec<Vec<u8>>;
+
 /// What the text's own directives say.
 pub(super) struct Directives<'t> {
     /// Macros the text defines.
     pub(super) defined: Vec<Cow<'t, [u8]>>,
     /// Macros the text defines whose bodies use `#` or `##`.
     pub(super) stringizing: Vec<Cow<'t, [u8]>>,
+    /// Macros the text defines that may call a macro passed to them
+    /// (`#define APPLY(m, x) m(x)`).
+    pub(super) applying: Vec<Cow<'t, [u8]>>,
 }
 
 impl<'t> Directives<'t> {
@@ -98,11 +104,16 @@ impl<'t> Directives<'t> {
         raw: &[(TokenKind, Range<usize>, bool)],
         at: &[usize],
         a: &mut Adapted<'t>,
+        macros: Option<&crate::canon::MacroNames>,
     ) -> Directives<'t> {
         let mut d = Directives {
             defined: Vec::new(),
             stringizing: Vec::new(),
+            applying: Vec::new(),
         };
+        // Each other macro's name and the names its body uses (its
+        // parameters aside): it stringizes if one of them may.
+        let mut bodies: Vec<(Cow<'t, [u8]>, Uses, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut open_at = 0usize;
         for span in at.iter().map(|&i| &raw[i].1) {
@@ -115,7 +126,9 @@ impl<'t> Directives<'t> {
             } else {
                 Cow::Owned(strip_comments(&spelling(bytes)))
             };
-            let body = line[1..].trim_ascii_start();
+            // `%:` is `#` spelled as a digraph.
+            let hash = if line.starts_with(b"%:") { 2 } else { 1 };
+            let body = line[hash..].trim_ascii_start();
             let word_len = body
                 .iter()
                 .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
@@ -183,8 +196,18 @@ impl<'t> Directives<'t> {
                                 String::from_utf8_lossy(&name)
                             )
                         });
-                    } else if body.contains(&b'#') {
+                    } else if body.contains(&b'#') || body.windows(2).any(|w| w == b"%:") {
+                        // `%:` is `#` spelled as a digraph.
                         d.stringizing.push(name.clone());
+                    } else {
+                        let params = macro_params(rest);
+                        let uses = body
+                            .split(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')))
+                            .filter(|w| w.first().is_some_and(|b| !b.is_ascii_digit()))
+                            .filter(|w| !params.iter().any(|p| **p == **w))
+                            .map(<[u8]>::to_vec)
+                            .collect();
+                        bodies.push((name.clone(), uses, applies(body, &params)));
                     }
                     let balance = |o: u8, c: u8| {
                         body.iter().filter(|&&b| b == o).count()
@@ -206,8 +229,53 @@ impl<'t> Directives<'t> {
         if depth > 0 {
             a.conditional.push(open_at..text.len());
         }
+        // A macro whose body names one that may stringize (`#define S STR`)
+        // may stringize too: one round per macro at most.
+        let may = |d: &Directives<'_>, w: &[u8]| {
+            d.stringizing.iter().any(|m| **m == *w)
+                || macros.is_some_and(|m| m.contains(w)) && !d.defined.iter().any(|m| **m == *w)
+        };
+        while let Some(k) = bodies
+            .iter()
+            .position(|(_, uses, _)| uses.iter().any(|w| may(&d, w)))
+        {
+            let (name, _, _) = bodies.swap_remove(k);
+            d.stringizing.push(name);
+        }
+        // So does one whose body names a macro that may call one passed.
+        while let Some(k) = bodies.iter().position(|(_, uses, direct)| {
+            *direct || uses.iter().any(|w| d.applying.iter().any(|m| **m == **w))
+        }) {
+            let (name, _, _) = bodies.swap_remove(k);
+            d.applying.push(name);
+        }
         d
     }
+}
+
+/// Whether a macro body (its parameter list first) follows one of its
+/// parameters with `(` or a name (which may expand to `(`): a macro passed
+/// there may be called.
+fn applies(body: &[u8], params: &[Vec<u8>]) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$');
+    let mut i = 0;
+    while i < body.len() {
+        if !word(body[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < body.len() && word(body[i]) {
+            i += 1;
+        }
+        if params.iter().any(|p| **p == body[start..i]) {
+            let next = body[i..].iter().find(|b| !b.is_ascii_whitespace());
+            if next.is_some_and(|&b| b == b'(' || word(b)) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// A directive line with its comments blanked (the preprocessor reads a

@@ -19,7 +19,10 @@
 //! a function-like macro's own parameters and a header name excepted), an
 //! attribute, `asm` (but for its operands' C expressions, which are code),
 //! `_Pragma`, an argument of a macro whose body may stringize it (one the
-//! text defines with `#`, or one the backend reports whose body is not seen),
+//! text defines with `#` or `%:` or whose body names such a macro, or one
+//! the backend reports whose body is not seen), an argument of a macro that
+//! may call another passed beside it (`APPLY(STR, x)`), or in parentheses
+//! right after a macro call (its expansion may end in such a macro's name),
 //! as a struct, union or enum tag or inside such a body, in an item the
 //! grammar could not parse, declared with linkage (file scope, `extern`, a
 //! function) or as a typedef, or declared between conditional directives. A

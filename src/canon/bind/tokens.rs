@@ -174,7 +174,7 @@ pub fn adapt<'t>(
     {
         a.whole = Some("it contains a digraph".into());
     }
-    let directives = Directives::read(text, &raw, &lexed.directives, &mut a);
+    let directives = Directives::read(text, &raw, &lexed.directives, &mut a, macros);
     drop(lexed);
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
@@ -291,11 +291,8 @@ pub fn adapt<'t>(
                 };
                 after_tag = word.tag_keyword;
                 let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let never = if tok == Tok::Ident && word.stringizes && invoked() {
-                    // A macro whose body may stringize or paste its
-                    // arguments: their names are opaque.
-                    let end = balanced(text, &raw, i);
-                    for (k, s, sp) in &raw[i..end] {
+                let mut opaque_group = |from: usize, to: usize| {
+                    for (k, s, sp) in &raw[from..to] {
                         if *k == TokenKind::Ident {
                             let n = if *sp {
                                 spelling(&text[s.clone()])
@@ -305,7 +302,41 @@ pub fn adapt<'t>(
                             a.opaque.push((n, Reason::MacroArgument));
                         }
                     }
-                    Some(Reason::MacroArgument)
+                };
+                let never = if tok == Tok::Ident && word.is_macro && invoked() {
+                    // A macro whose body may stringize or paste its
+                    // arguments: their names are opaque.
+                    let mut end = balanced(text, &raw, i);
+                    // A macro that may stringize, passed as an argument
+                    // (`APPLY(STR, x)`: not called there), may be applied
+                    // to the others.
+                    let passed = || {
+                        (i..end).any(|j| {
+                            let (k, s, sp) = &raw[j];
+                            let called = raw.get(j + 1).is_some_and(|t| &text[t.1.clone()] == b"(");
+                            let n = if *sp {
+                                spelling(&text[s.clone()])
+                            } else {
+                                Cow::Borrowed(&text[s.clone()])
+                            };
+                            *k == TokenKind::Ident
+                                && !called
+                                && (directives.stringizing.iter().any(|m| **m == *n)
+                                    || macros.is_some_and(|m| m.contains(&*n))
+                                        && !directives.defined.iter().any(|m| **m == *n))
+                        })
+                    };
+                    if word.stringizes || word.applies && passed() {
+                        opaque_group(i, end);
+                    }
+                    // The expansion may end in a function-like macro's name
+                    // (`ID(STR)(x)`), which takes the next parentheses.
+                    while end < raw.len() && &text[raw[end].1.clone()] == b"(" {
+                        let next = balanced(text, &raw, end);
+                        opaque_group(end, next);
+                        end = next;
+                    }
+                    word.stringizes.then_some(Reason::MacroArgument)
                 } else {
                     None
                 };
@@ -513,6 +544,10 @@ struct Word {
     template: bool,
     /// A macro whose body may stringize or paste its arguments.
     stringizes: bool,
+    /// A macro, of the text's or the backend's.
+    is_macro: bool,
+    /// A macro of the text's that may call a macro passed to it.
+    applies: bool,
     /// A typedef name the pre-pass found.
     typedef: bool,
 }
@@ -530,6 +565,9 @@ impl Word {
         let stringizes = directives.stringizing.iter().any(|m| **m == *name)
             || macros.is_some_and(|m| m.contains(name))
                 && !directives.defined.iter().any(|m| **m == *name);
+        let applies = directives.applying.iter().any(|m| **m == *name);
+        let is_macro = directives.defined.iter().any(|m| **m == *name)
+            || macros.is_some_and(|m| m.contains(name));
         let read = || Word {
             opaque: opaque_construct(name, glsl),
             class: classify(name, glsl, tag_type || typedef),
@@ -537,6 +575,8 @@ impl Word {
             tag_keyword: matches!(name, b"struct" | b"union" | b"enum" | b"class"),
             template: name == b"template",
             stringizes,
+            applies,
+            is_macro,
             typedef,
         };
         if !keywords::is_plain(name, glsl) {
@@ -555,6 +595,8 @@ impl Word {
             tag_keyword: false,
             template: false,
             stringizes,
+            applies,
+            is_macro,
             typedef,
         };
         debug_assert!(word == read(), "{:?}", String::from_utf8_lossy(name));
