@@ -9,22 +9,8 @@
 
 use kcache::canon::{CanonOptions, Renamer};
 
-/// A fixed-seed generator (splitmix64): every run sees the same texts.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod rng;
+use rng::Rng;
 
 const NAMES: [&str; 4] = ["a", "b", "c", "d"];
 const LABELS: [&str; 2] = ["L1", "L2"];
