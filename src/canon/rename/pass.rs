@@ -300,7 +300,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
         }
         self.out.extend_from_slice(&text[self.copied..]);
-        self.findings = scan.or(scanned).map(|s| s.finish(text));
+        let whole = self.binding.whole.is_some();
+        self.findings = scan.or(scanned).map(|mut s| {
+            // The binder searched the text for trigraphs: a text holding one
+            // is given up whole, so none is there when it is not.
+            if !whole {
+                s.no_trigraphs();
+            }
+            s.finish(text)
+        });
     }
 
     /// Words inside a comment: identifiers are renamed like code; nothing
@@ -396,9 +404,13 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Takes the decision for a spelling met for the first time (`id`: the
     /// binder's, when it has one; `member`: met as a member).
     fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        debug_assert!(id.is_some() || self.binding.id(&spelled).is_none());
         let verdict = match id {
             Some(id) => self.binding.verdict_id(id),
-            None => self.binding.verdict(&spelled),
+            // Without an id the binder never met the name (`name` asked
+            // it): what `verdict` would say, without hashing it again.
+            None if self.binding.whole.is_some() => Err(crate::canon::bind::Reason::Whole),
+            None => Ok(()),
         };
         let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
             Decision::Never
