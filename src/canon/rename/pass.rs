@@ -133,6 +133,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
     ) -> Self {
         let last = [&prefix[..], &[0; RUN]].concat();
+        // Room for a name of four digits per name the binder met, so that
+        // a kernel of a few thousand names never regrows it (comment words
+        // may add more).
+        let names = Vec::with_capacity(binding.name_count() * (prefix.len() + 4) + RUN);
         Pass {
             renamer,
             text,
@@ -151,7 +155,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }),
             order: Vec::new(),
             record: false,
-            names: Vec::new(),
+            names,
             last_len: last.len() - RUN,
             last,
             names_end: 0,
