@@ -292,3 +292,23 @@ fn a_plain_directive_still_shows_the_kernel_name_and_position_macros() {
     let c = Renamer::new(&o).canonicalize(b"#pragma x __TIME__\nvoid k(float* a) { a[0] = 1; }");
     assert!(c.uncacheable.is_some());
 }
+
+#[test]
+fn inference_lists_each_unverified_declared_name_once() {
+    // `i1` is refused (the rules select it), `x` is only declared: both are
+    // kept for the same reason, each listed once, refused names first.
+    let text = b"void k(float* a) {\n#if 1\n  float x = 0; int i1 = 0;\n#endif\n  a[0] = 1;\n}\n";
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(text);
+    let why = crate::canon::bind::Reason::Conditional
+        .describe()
+        .to_string();
+    assert_eq!(
+        c.kept,
+        vec![("i1".to_string(), why.clone()), ("x".to_string(), why)]
+    );
+    assert_eq!(c.inferred, vec!["a".to_string()]);
+}
