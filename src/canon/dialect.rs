@@ -192,6 +192,9 @@ pub struct Scanner<'m> {
     directive_string: bool,
     /// Whether a directive stringifies.
     stringifies: bool,
+    /// Whether the caller has already searched the text for trigraphs and
+    /// found none (see [`Scanner::no_trigraphs`]).
+    no_trigraphs: bool,
 }
 
 impl<'m> Scanner<'m> {
@@ -210,7 +213,15 @@ impl<'m> Scanner<'m> {
             strings: Vec::new(),
             directive_string: false,
             stringifies: false,
+            no_trigraphs: false,
         }
+    }
+
+    /// Tells the scan that the text holds no trigraph (the binder searched
+    /// it: [`crate::canon::bind::Binding::whole`] is unset only when it
+    /// found none), so [`Scanner::finish`] need not search it again.
+    pub fn no_trigraphs(&mut self) {
+        self.no_trigraphs = true;
     }
 
     /// A scan that also looks for where the kernel's own name `name` (as
@@ -512,7 +523,7 @@ impl<'m> Scanner<'m> {
     /// Ends the scan: trigraphs are looked for over the whole text (they are
     /// replaced before anything is tokenized, comments and literals included).
     pub fn finish(mut self, text: &[u8]) -> Findings {
-        if self.findings.raw.is_none() && has_trigraph(text) {
+        if self.findings.raw.is_none() && !self.no_trigraphs && has_trigraph(text) {
             self.findings.raw = Some("holds a trigraph sequence".into());
         }
         if self.asm {

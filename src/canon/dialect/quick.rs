@@ -164,8 +164,15 @@ impl Scanner<'_> {
                 return false;
             }
             // A word that starts with a digit is a number, which holds no
-            // digit separator here.
-            if !inner[start].is_ascii_digit() {
+            // digit separator here. Of the other words only `asm`, the
+            // built-in macros (all start with `_`), a backend's position
+            // macro and the kernel's own name matter to `token_in`: the
+            // rest (`pragma`, `unroll`) are not handed on.
+            let word = &inner[start..end];
+            let matters = matches!(word[0], b'_' | b'a')
+                || self.position_macros.is_some()
+                || self.kernel_name == Some(word);
+            if !word[0].is_ascii_digit() && matters {
                 self.token_in(
                     text,
                     TokenKind::Ident,

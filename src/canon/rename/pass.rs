@@ -133,6 +133,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
     ) -> Self {
         let last = [&prefix[..], &[0; RUN]].concat();
+        // Room for a name of four digits per name the binder met, so that
+        // a kernel of a few thousand names never regrows it (comment words
+        // may add more).
+        let names = Vec::with_capacity(binding.name_count() * (prefix.len() + 4) + RUN);
         Pass {
             renamer,
             text,
@@ -151,7 +155,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }),
             order: Vec::new(),
             record: false,
-            names: Vec::new(),
+            names,
             last_len: last.len() - RUN,
             last,
             names_end: 0,
@@ -300,7 +304,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
         }
         self.out.extend_from_slice(&text[self.copied..]);
-        self.findings = scan.or(scanned).map(|s| s.finish(text));
+        let whole = self.binding.whole.is_some();
+        self.findings = scan.or(scanned).map(|mut s| {
+            // The binder searched the text for trigraphs: a text holding one
+            // is given up whole, so none is there when it is not.
+            if !whole {
+                s.no_trigraphs();
+            }
+            s.finish(text)
+        });
     }
 
     /// Words inside a comment: identifiers are renamed like code; nothing
@@ -396,9 +408,13 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Takes the decision for a spelling met for the first time (`id`: the
     /// binder's, when it has one; `member`: met as a member).
     fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        debug_assert!(id.is_some() || self.binding.id(&spelled).is_none());
         let verdict = match id {
             Some(id) => self.binding.verdict_id(id),
-            None => self.binding.verdict(&spelled),
+            // Without an id the binder never met the name (`name` asked
+            // it): what `verdict` would say, without hashing it again.
+            None if self.binding.whole.is_some() => Err(crate::canon::bind::Reason::Whole),
+            None => Ok(()),
         };
         let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
             Decision::Never

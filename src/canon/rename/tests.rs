@@ -242,3 +242,73 @@ fn increment_decimal_counts_in_place_before_the_slack() {
         assert_eq!(name[end..], [0; 4], "the slack moves up, untouched");
     }
 }
+
+#[test]
+fn a_trigraph_raw_keys_the_kernel_when_the_scan_rides_along_the_pass() {
+    // The scan riding along the pass leaves the trigraph search to the
+    // binder, which gives a text holding one up whole: if it ever stopped
+    // searching, these kernels would be renamed.
+    for text in [
+        &b"void k(float* a) { a[0] = 1; /* ??= */ }"[..],
+        b"void k(float* a) { a[0] = 1; } // ??/",
+        b"void k(const char* s) { s = \"??<\"; }",
+    ] {
+        for kernel_name in [None, Some("k".to_string())] {
+            let o = CanonOptions {
+                kernel_name,
+                infer: true,
+                ..CanonOptions::default()
+            };
+            let r = Renamer::new(&o);
+            let c = r.canonicalize(text);
+            assert_eq!(c.raw.as_deref(), Some("holds a trigraph sequence"));
+            assert_eq!(r.key_form(text).text, [RAW_MARKER, text].concat());
+        }
+    }
+}
+
+#[test]
+fn a_plain_directive_still_shows_the_kernel_name_and_position_macros() {
+    // A plain directive hands the scan only the words it can care about.
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        ..CanonOptions::default()
+    };
+    for (text, raw) in [
+        (
+            &b"#pragma unroll k\nvoid k(float* a) { a[0] = 1; }"[..],
+            true,
+        ),
+        (
+            b"#pragma unroll __LINE__\nvoid k(float* a) { a[0] = 1; }",
+            true,
+        ),
+        (b"#pragma unroll kk\nvoid k(float* a) { a[0] = 1; }", false),
+        (b"#pragma unroll 4\nvoid k(float* a) { a[0] = 1; }", false),
+    ] {
+        let c = Renamer::new(&o).canonicalize(text);
+        assert_eq!(c.raw.is_some(), raw, "{}", String::from_utf8_lossy(text));
+    }
+    let c = Renamer::new(&o).canonicalize(b"#pragma x __TIME__\nvoid k(float* a) { a[0] = 1; }");
+    assert!(c.uncacheable.is_some());
+}
+
+#[test]
+fn inference_lists_each_unverified_declared_name_once() {
+    // `i1` is refused (the rules select it), `x` is only declared: both are
+    // kept for the same reason, each listed once, refused names first.
+    let text = b"void k(float* a) {\n#if 1\n  float x = 0; int i1 = 0;\n#endif\n  a[0] = 1;\n}\n";
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(text);
+    let why = crate::canon::bind::Reason::Conditional
+        .describe()
+        .to_string();
+    assert_eq!(
+        c.kept,
+        vec![("i1".to_string(), why.clone()), ("x".to_string(), why)]
+    );
+    assert_eq!(c.inferred, vec!["a".to_string()]);
+}
