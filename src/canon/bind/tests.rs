@@ -258,7 +258,7 @@ fn a_directive_ending_in_a_backslash_terminates() {
 }
 
 /// Everything a binding tells, for comparing two.
-fn summary(b: &Binding<'_>) -> String {
+pub(super) fn summary(b: &Binding<'_>) -> String {
     let mut names: Vec<_> = b.index.keys().collect();
     names.sort();
     let verdicts: Vec<_> = names
@@ -304,8 +304,8 @@ fn collapsing_expression_runs_changes_no_binding() {
     }
     assert!(texts.len() > 40);
     for text in &texts {
-        let on = bind_with(text, lex(text), None, true);
-        let off = bind_with(text, lex(text), None, false);
+        let on = bind_with(text, lex(text), None, true, false);
+        let off = bind_with(text, lex(text), None, false, false);
         assert_eq!(
             summary(&on),
             summary(&off),
