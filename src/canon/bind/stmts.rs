@@ -88,27 +88,60 @@ fn starts_decl(t: Tok) -> bool {
     )
 }
 
-/// Whether `t` is a token of every balanced run (`TailTok`, `InnerTok`,
-/// `AnyTok`, `BraceTok`) by itself, brackets and separators aside.
-fn plain(t: Tok) -> bool {
-    matches!(
-        t,
-        Tok::Group
-            | Tok::Ident
-            | Tok::Lit
-            | Tok::Op
-            | Tok::Member
-            | Tok::Star
-            | Tok::Amp
-            | Tok::Assign
-            | Tok::TypeName
-            | Tok::Qual
-            | Tok::Space
-            | Tok::Storage
-            | Tok::Struct
-            | Tok::Enum
-            | Tok::Ellipsis
-    )
+/// What a terminal is to the balanced runs, as bits of [`CLASS`]: a token of
+/// every run by itself (`TailTok`, `InnerTok`, `AnyTok`, `BraceTok` all take
+/// it), a separator some take, an opener or a closer.
+const PLAIN: u8 = 1;
+const COMMA: u8 = 2;
+const COLON: u8 = 4;
+const SEMI: u8 = 8;
+const OPEN: u8 = 16;
+const CLOSE: u8 = 32;
+
+/// [`PLAIN`] and the rest, by `Tok as usize`.
+const CLASS: [u8; Tok::Unsupported as usize + 1] = {
+    let mut c = [0u8; Tok::Unsupported as usize + 1];
+    let plain = [
+        Tok::Group,
+        Tok::Ident,
+        Tok::Lit,
+        Tok::Op,
+        Tok::Member,
+        Tok::Star,
+        Tok::Amp,
+        Tok::Assign,
+        Tok::TypeName,
+        Tok::Qual,
+        Tok::Space,
+        Tok::Storage,
+        Tok::Struct,
+        Tok::Enum,
+        Tok::Ellipsis,
+    ];
+    let mut k = 0;
+    while k < plain.len() {
+        c[plain[k] as usize] = PLAIN;
+        k += 1;
+    }
+    c[Tok::Comma as usize] = COMMA;
+    c[Tok::Colon as usize] = COLON;
+    c[Tok::Semi as usize] = SEMI;
+    c[Tok::LParen as usize] = OPEN;
+    c[Tok::LBracket as usize] = OPEN;
+    c[Tok::LBrace as usize] = OPEN;
+    c[Tok::RParen as usize] = CLOSE;
+    c[Tok::RBracket as usize] = CLOSE;
+    c[Tok::RBrace as usize] = CLOSE;
+    c
+};
+
+/// The closer of the opener `open`.
+fn closer(open: Tok) -> Tok {
+    match open {
+        Tok::LParen => Tok::RParen,
+        Tok::LBracket => Tok::RBracket,
+        _ => Tok::RBrace,
+    }
 }
 
 impl Parser<'_> {
@@ -303,7 +336,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(Tok::LBrace) => {
                 self.i += 1;
-                self.nested(Tok::RBrace)
+                self.nested(Tok::LBrace)
             }
             Some(Tok::TypeName) => {
                 self.i += 1;
@@ -334,11 +367,11 @@ impl Parser<'_> {
             }
             Some(Tok::LParen) => {
                 self.i += 1;
-                self.nested(Tok::RParen)
+                self.nested(Tok::LParen)
             }
             Some(Tok::LBracket) => {
                 self.i += 1;
-                self.nested(Tok::RBracket)
+                self.nested(Tok::LBracket)
             }
             _ => Err(GiveUp),
         }
@@ -347,46 +380,54 @@ impl Parser<'_> {
     /// `Tails` (`comma`: `Inners`), as far as it goes: the next token is not
     /// one of it.
     fn run(&mut self, comma: bool) -> Parsed<()> {
-        while let Some(t) = self.peek() {
-            self.i += 1;
-            match t {
-                _ if plain(t) => {}
-                Tok::Comma if comma => {}
-                Tok::LParen => self.nested(Tok::RParen)?,
-                Tok::LBracket => self.nested(Tok::RBracket)?,
-                Tok::LBrace => self.nested(Tok::RBrace)?,
-                _ => {
-                    self.i -= 1;
-                    break;
-                }
+        let allowed = if comma { PLAIN | COMMA } else { PLAIN };
+        while let Some(&(_, t, _)) = self.toks.get(self.i) {
+            let class = CLASS[t as usize];
+            if class & allowed != 0 {
+                self.i += 1;
+            } else if class & OPEN != 0 {
+                self.i += 1;
+                self.nested(t)?;
+            } else {
+                break;
             }
         }
         Ok(())
     }
 
-    /// The rest of a bracketed run whose opener was just taken, its closer
-    /// `close` included: `Anys` inside `(` and `[`, `BraceRun` inside `{`.
-    fn nested(&mut self, close: Tok) -> Parsed<()> {
+    /// The rest of a bracketed run whose opener `open` was just taken, its
+    /// closer included: `Anys` inside `(` and `[`, `BraceRun` inside `{`.
+    fn nested(&mut self, open: Tok) -> Parsed<()> {
         let base = self.closers.len();
-        self.closers.push(close);
+        self.closers.push(open);
+        // What the innermost open bracket holds besides plain tokens.
+        let inside = |open: Tok| {
+            if open == Tok::LBrace {
+                PLAIN | COMMA | COLON | SEMI
+            } else {
+                PLAIN | COMMA | COLON
+            }
+        };
+        let mut allowed = inside(open);
         while let Some(&(_, t, _)) = self.toks.get(self.i) {
             self.i += 1;
-            match t {
-                _ if plain(t) => {}
-                Tok::Comma | Tok::Colon => {}
-                Tok::Semi if self.closers.last() == Some(&Tok::RBrace) => {}
-                Tok::LParen => self.closers.push(Tok::RParen),
-                Tok::LBracket => self.closers.push(Tok::RBracket),
-                Tok::LBrace => self.closers.push(Tok::RBrace),
-                Tok::RParen | Tok::RBracket | Tok::RBrace => {
-                    if self.closers.pop() != Some(t) {
-                        return Err(GiveUp);
-                    }
-                    if self.closers.len() == base {
-                        return Ok(());
-                    }
+            let class = CLASS[t as usize];
+            if class & allowed != 0 {
+                continue;
+            }
+            if class & OPEN != 0 {
+                self.closers.push(t);
+                allowed = inside(t);
+            } else if class & CLOSE != 0 {
+                if self.closers.pop().map(closer) != Some(t) {
+                    return Err(GiveUp);
                 }
-                _ => return Err(GiveUp),
+                match self.closers.last() {
+                    Some(&o) if self.closers.len() > base => allowed = inside(o),
+                    _ => return Ok(()),
+                }
+            } else {
+                return Err(GiveUp);
             }
         }
         Err(GiveUp)
@@ -401,7 +442,7 @@ impl Parser<'_> {
             }
             Some(Tok::LParen) => {
                 self.i += 1;
-                self.nested(Tok::RParen)
+                self.nested(Tok::LParen)
             }
             _ => Err(GiveUp),
         }
