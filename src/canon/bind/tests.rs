@@ -406,3 +406,15 @@ fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
         }
     }
 }
+
+#[test]
+fn a_repeated_directive_still_keeps_its_words() {
+    // The second `#pragma unroll n` adds no words (the first kept them);
+    // a name in it is kept either way, and so is one of a different line.
+    let k = "void f(int n, int m) {\n#pragma unroll n\n  n = 1;\n#pragma unroll n\n  n = 2;\n#pragma unroll m\n  m = n;\n}";
+    kept(k, "n", Reason::Directive);
+    kept(k, "m", Reason::Directive);
+    let k = "void f(int n, int m) {\n#pragma unroll\n  n = 1;\n#pragma unroll\n  n = 2;\n#pragma unroll m\n  m = n;\n}";
+    ok(k, &["n"]);
+    kept(k, "m", Reason::Directive);
+}
