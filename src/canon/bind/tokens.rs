@@ -179,8 +179,8 @@ pub fn adapt<'t>(
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
-    let mut info: Vec<Option<Word>> = Vec::new();
-    let mut short = ShortIds::with_capacity(text.len() / 64 + 16);
+    let mut info: Vec<Option<Word>> = Vec::with_capacity(text.len() / 64 + 16);
+    let mut short = ShortIds::take(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
@@ -452,6 +452,7 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
+    short.give();
     // Without comments, the code is every token (see [`super::Lexed::all`]).
     if all.is_empty() {
         a.all = raw;
