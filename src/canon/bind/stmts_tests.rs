@@ -1,7 +1,7 @@
 //! The hand parse against the LR parser: wherever it takes an item, the
 //! grammar must accept it and record the same things in the same order.
 
-use super::super::tests::summary;
+use super::super::tests::{corpus_texts, summary};
 use super::super::{bind_with, items, kernel, lex, runs, sink::Sink, tokens};
 use super::function;
 use std::cell::RefCell;
@@ -211,19 +211,7 @@ fn nesting_past_the_depth_limit_is_left_to_the_lr_parser() {
 
 #[test]
 fn the_hand_parse_records_as_the_lr_parser_on_the_corpus_and_its_mutations() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut texts: Vec<Vec<u8>> = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else {
-                texts.push(std::fs::read(p).unwrap());
-            }
-        }
-    }
+    let mut texts = corpus_texts();
     texts.sort();
     let bits: &[&[u8]] = &[
         b"{",

@@ -274,8 +274,8 @@ pub(super) fn summary(b: &Binding<'_>) -> String {
     )
 }
 
-#[test]
-fn collapsing_expression_runs_changes_no_binding() {
+/// Every file of `tests/corpus/` (all folders), in no set order.
+pub(super) fn corpus_texts() -> Vec<Vec<u8>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let mut texts: Vec<Vec<u8>> = Vec::new();
     let mut dirs = vec![root];
@@ -289,6 +289,12 @@ fn collapsing_expression_runs_changes_no_binding() {
             }
         }
     }
+    texts
+}
+
+#[test]
+fn collapsing_expression_runs_changes_no_binding() {
+    let mut texts = corpus_texts();
     // Runs next to what a collapse must not swallow.
     for k in [
         "void f(int a) { struct s { int x; } q[2] = { 0 }; a = q[0].x + 1, a++; }",
