@@ -307,10 +307,8 @@ fn bind_with<'t>(
     }
     // Not sized up front: that saved the regrowing's copies but moved the
     // heap so that glibc trimmed and refaulted it after every large text.
-    let sink = RefCell::new(Sink {
-        glsl: a.glsl,
-        ..Sink::default()
-    });
+    // The thread's kept lists instead (`Sink::new`).
+    let sink = RefCell::new(Sink::new(a.glsl));
     let parser = kernel::ItemParser::new();
     let mut unparsed: Vec<(usize, usize)> = Vec::new();
     let mut closers = Vec::new();

@@ -14,21 +14,12 @@ fn compare(text: &[u8]) -> Vec<bool> {
     let mut closers = Vec::new();
     let mut took = Vec::new();
     for chunk in items(&a.toks) {
-        let mut fast = Sink {
-            glsl: a.glsl,
-            ..Sink::default()
-        };
+        let mut fast = Sink::new(a.glsl);
         let taken = function(chunk, &mut fast, &mut closers);
-        let lr = RefCell::new(Sink {
-            glsl: a.glsl,
-            ..Sink::default()
-        });
+        let lr = RefCell::new(Sink::new(a.glsl));
         // Both as the LR parser reads it: collapsed and not.
         for toks in [runs::collapse(chunk.to_vec()), chunk.to_vec()] {
-            *lr.borrow_mut() = Sink {
-                glsl: a.glsl,
-                ..Sink::default()
-            };
+            *lr.borrow_mut() = Sink::new(a.glsl);
             let parsed = parser
                 .parse(&lr, toks.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r))))
                 .is_ok();
