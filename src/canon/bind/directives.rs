@@ -116,6 +116,10 @@ impl<'t> Directives<'t> {
         let mut bodies: Vec<(Cow<'t, [u8]>, Uses, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut open_at = 0usize;
+        // The last line whose words were all kept: the same line again
+        // (`#pragma unroll` before every loop) keeps the same words, and a
+        // name's first opaque occurrence is the one that counts.
+        let mut last_kept: Option<&[u8]> = None;
         for span in at.iter().map(|&i| &raw[i].1) {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
@@ -148,7 +152,10 @@ impl<'t> Directives<'t> {
                 let own = |p: &[Vec<u8>], w: &[u8]| !p.iter().any(|p| **p == *w);
                 if plain && params.is_empty() {
                     // Every word is kept: no buffer to filter.
-                    words(text, span.clone(), Reason::Directive, &mut a.opaque);
+                    if last_kept != Some(bytes) {
+                        words(text, span.clone(), Reason::Directive, &mut a.opaque);
+                        last_kept = Some(bytes);
+                    }
                 } else if plain {
                     let mut found = Vec::new();
                     words(text, span.clone(), Reason::Directive, &mut found);

@@ -3,7 +3,9 @@
 //! [`bind`] lexes the text with [`crate::canon::lexer`] (through the token
 //! adapter in [`tokens`]), cuts it into top-level items, parses each with the
 //! island grammar `grammar/kernel.lalrpop` (declarations exact, expressions as
-//! balanced token runs), and resolves every identifier occurrence against the
+//! balanced token runs; a plain function definition by a hand-written descent
+//! over the same productions, [`stmts`], which leaves anything else to the LR
+//! parser), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole
 //! function; a `for`-init declaration: over the `for`). The token buffers
@@ -60,6 +62,7 @@ mod runs;
 mod scratch;
 mod short;
 pub mod sink;
+mod stmts;
 pub mod tokens;
 mod typedefs;
 
@@ -272,22 +275,22 @@ pub fn bind_lexed<'t>(
     tokens: Lexed,
     macros: Option<&crate::canon::MacroNames>,
 ) -> Binding<'t> {
-    bind_with(text, tokens, macros, true)
+    bind_with(text, tokens, macros, true, true)
 }
 
-/// [`bind_lexed`], with expression runs collapsed before parsing (see
-/// [`runs`]) or not: the same binding either way, as a test checks.
+/// [`bind_lexed`], with expression runs collapsed before the LR parser reads
+/// an item (see [`runs`]) or not, and with function definitions parsed by
+/// hand where they can be (`fast`, see [`stmts`]) or not: the same binding
+/// every way, as tests check.
 fn bind_with<'t>(
     text: &'t [u8],
     tokens: Lexed,
     macros: Option<&crate::canon::MacroNames>,
     collapse: bool,
+    fast: bool,
 ) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
     let members = exempt_members(&mut a, macros);
-    if collapse {
-        a.toks = runs::collapse(std::mem::take(&mut a.toks));
-    }
     debug_assert_eq!(
         a.code_ids.len(),
         a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
@@ -304,12 +307,15 @@ fn bind_with<'t>(
     }
     // Not sized up front: that saved the regrowing's copies but moved the
     // heap so that glibc trimmed and refaulted it after every large text.
-    let sink = RefCell::new(Sink {
-        glsl: a.glsl,
-        ..Sink::default()
-    });
+    // The thread's kept lists instead (`Sink::new`).
+    let sink = RefCell::new(Sink::new(a.glsl));
     let parser = kernel::ItemParser::new();
     let mut unparsed: Vec<(usize, usize)> = Vec::new();
+    let mut closers = Vec::new();
+    // The item being handed to the LR parser, collapsed (one buffer).
+    let mut collapsed: Vec<(usize, Tok, usize)> = Vec::new();
+    // Items are cut before collapsing: a collapsed run holds no `;` and no
+    // brace, and ends before none, so the cuts are where they were after.
     for chunk in items(&a.toks) {
         let (nd, ns, nn, nf) = {
             let s = sink.borrow();
@@ -320,14 +326,31 @@ fn bind_with<'t>(
                 s.functions.len(),
             )
         };
-        let toks = chunk.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
-        if parser.parse(&sink, toks).is_err() {
+        let roll_back = |sink: &RefCell<Sink>| {
             let mut s = sink.borrow_mut();
             s.decls.truncate(nd);
             s.scopes.truncate(ns);
             s.never.truncate(nn);
             s.functions.truncate(nf);
             s.declarators.clear();
+        };
+        if fast {
+            if stmts::function(chunk, &mut sink.borrow_mut(), &mut closers) {
+                continue;
+            }
+            roll_back(&sink);
+        }
+        let item = if collapse {
+            collapsed.clear();
+            collapsed.extend_from_slice(chunk);
+            collapsed = runs::collapse(std::mem::take(&mut collapsed));
+            &collapsed[..]
+        } else {
+            chunk
+        };
+        let toks = item.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
+        if parser.parse(&sink, toks).is_err() {
+            roll_back(&sink);
             unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
         }
     }

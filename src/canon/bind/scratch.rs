@@ -9,6 +9,7 @@
 //! reused; one larger than [`KEEP`] is freed as before, so a thread that once
 //! met a huge text does not hold its memory.
 
+use super::sink::Decl;
 use super::tokens::{Ident, Tok};
 use crate::canon::lexer::TokenKind;
 use std::cell::RefCell;
@@ -29,6 +30,8 @@ pub struct Spare {
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
     indices: Vec<Vec<usize>>,
+    decls: Vec<Vec<Decl>>,
+    ranges: Vec<Vec<(usize, usize)>>,
 }
 
 thread_local! {
@@ -68,6 +71,18 @@ impl Kept for u32 {
 impl Kept for usize {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.indices
+    }
+}
+
+impl Kept for Decl {
+    fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
+        &mut spare.decls
+    }
+}
+
+impl Kept for (usize, usize) {
+    fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
+        &mut spare.ranges
     }
 }
 

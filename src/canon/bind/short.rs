@@ -14,6 +14,14 @@ pub struct ShortIds {
     slots: Vec<(u64, u64, u64)>,
     /// How many slots are taken.
     taken: usize,
+    /// Which slots are taken, so that emptying the table for the thread's
+    /// next text clears those alone (see [`ShortIds::take`]).
+    used: Vec<u32>,
+}
+
+thread_local! {
+    /// The table the thread's last text used, emptied.
+    static KEPT: std::cell::Cell<Option<ShortIds>> = const { std::cell::Cell::new(None) };
 }
 
 /// The longest spelling the table holds.
@@ -22,11 +30,42 @@ pub const SHORT: usize = 16;
 impl ShortIds {
     /// An empty table sized for about `names` spellings.
     pub fn with_capacity(names: usize) -> ShortIds {
-        let n = (names * 2).next_power_of_two().max(64);
+        let n = Self::slots_for(names);
         ShortIds {
             slots: vec![(0, 0, 0); n],
             taken: 0,
+            used: Vec::with_capacity(names),
         }
+    }
+
+    fn slots_for(names: usize) -> usize {
+        (names * 2).next_power_of_two().max(64)
+    }
+
+    /// An empty table for about `names` spellings: the thread's kept one
+    /// when it is large enough. A fresh table is zeroed whole (for a 16 KiB
+    /// kernel 24 KiB, about as many instructions as the binder spends on a
+    /// kilobyte of text); a kept one was emptied slot by slot.
+    pub fn take(names: usize) -> ShortIds {
+        let kept = KEPT.try_with(|k| k.take()).ok().flatten();
+        match kept {
+            Some(t) if t.slots.len() >= Self::slots_for(names) => t,
+            _ => Self::with_capacity(names),
+        }
+    }
+
+    /// Empties the table and keeps it for the thread's next text, unless it
+    /// is larger than [`super::scratch::KEEP`].
+    pub fn give(mut self) {
+        if self.slots.len() * std::mem::size_of::<(u64, u64, u64)>() > super::scratch::KEEP {
+            return;
+        }
+        for &i in &self.used {
+            self.slots[i as usize] = (0, 0, 0);
+        }
+        self.used.clear();
+        self.taken = 0;
+        let _ = KEPT.try_with(|k| k.set(Some(self)));
     }
 
     /// The key of `text[start..end]` (`end - start` in `1..=SHORT`).
@@ -95,6 +134,7 @@ impl ShortIds {
             i = (i + 1) & mask;
         }
         self.slots[i] = (head, tail, v);
+        self.used.push(i as u32);
         self.taken += 1;
     }
 
@@ -102,6 +142,7 @@ impl ShortIds {
         let old = std::mem::replace(&mut self.slots, vec![(0, 0, 0); 0]);
         self.slots = vec![(0, 0, 0); old.len() * 2];
         self.taken = 0;
+        self.used.clear();
         for (h, t, v) in old {
             if v >> 32 != 0 {
                 self.put(h, t, v);
@@ -140,6 +181,19 @@ mod tests {
                 ids.insert(&text, s, e, seen.len() as u32);
                 seen.push(w);
             }
+        }
+        // A kept table is empty, and finds again what it is given.
+        ids.give();
+        let mut kept = ShortIds::take(1);
+        for &(s, e) in &spans {
+            assert_eq!(kept.get(&text, s, e), None);
+        }
+        kept.insert(&text, spans[0].0, spans[0].1, 7);
+        assert_eq!(kept.get(&text, spans[0].0, spans[0].1), Some(7));
+        let mut ids = ShortIds::with_capacity(1);
+        for (i, w) in seen.iter().enumerate() {
+            let at = text.windows(w.len()).position(|x| x == *w).unwrap();
+            ids.insert(&text, at, at + w.len(), i as u32);
         }
         // Each word again, the last one at the very end of its own text.
         for (i, w) in seen.iter().enumerate() {

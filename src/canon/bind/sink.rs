@@ -94,6 +94,17 @@ pub struct Sink {
 type Reject = ParseError<usize, Tok, ()>;
 
 impl Sink {
+    /// An empty sink whose declaration and scope lists are the thread's
+    /// kept buffers (see [`super::scratch`]): a text's records then grow no
+    /// list anew. They go back when the sink is dropped.
+    pub fn new(glsl: bool) -> Sink {
+        let mut sink = Sink::default();
+        sink.decls = super::scratch::take(0);
+        sink.scopes = super::scratch::take(0);
+        sink.glsl = glsl;
+        sink
+    }
+
     /// Records a declaration whose scope starts at `from`.
     pub fn push(&mut self, at: usize, from: usize, to: usize, kind: DeclKind) {
         self.decls.push(Decl { at, from, to, kind });
@@ -192,5 +203,13 @@ impl Sink {
             self.push(at, at, 0, DeclKind::Linkage);
         }
         Ok(())
+    }
+}
+
+impl Drop for Sink {
+    /// Keeps the declaration and scope lists for the thread's next text.
+    fn drop(&mut self) {
+        super::scratch::give(std::mem::take(&mut self.decls));
+        super::scratch::give(std::mem::take(&mut self.scopes));
     }
 }

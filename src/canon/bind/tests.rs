@@ -258,7 +258,7 @@ fn a_directive_ending_in_a_backslash_terminates() {
 }
 
 /// Everything a binding tells, for comparing two.
-fn summary(b: &Binding<'_>) -> String {
+pub(super) fn summary(b: &Binding<'_>) -> String {
     let mut names: Vec<_> = b.index.keys().collect();
     names.sort();
     let verdicts: Vec<_> = names
@@ -274,8 +274,8 @@ fn summary(b: &Binding<'_>) -> String {
     )
 }
 
-#[test]
-fn collapsing_expression_runs_changes_no_binding() {
+/// Every file of `tests/corpus/` (all folders), in no set order.
+pub(super) fn corpus_texts() -> Vec<Vec<u8>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let mut texts: Vec<Vec<u8>> = Vec::new();
     let mut dirs = vec![root];
@@ -289,6 +289,12 @@ fn collapsing_expression_runs_changes_no_binding() {
             }
         }
     }
+    texts
+}
+
+#[test]
+fn collapsing_expression_runs_changes_no_binding() {
+    let mut texts = corpus_texts();
     // Runs next to what a collapse must not swallow.
     for k in [
         "void f(int a) { struct s { int x; } q[2] = { 0 }; a = q[0].x + 1, a++; }",
@@ -304,8 +310,8 @@ fn collapsing_expression_runs_changes_no_binding() {
     }
     assert!(texts.len() > 40);
     for text in &texts {
-        let on = bind_with(text, lex(text), None, true);
-        let off = bind_with(text, lex(text), None, false);
+        let on = bind_with(text, lex(text), None, true, false);
+        let off = bind_with(text, lex(text), None, false, false);
         assert_eq!(
             summary(&on),
             summary(&off),
@@ -405,4 +411,16 @@ fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
             }
         }
     }
+}
+
+#[test]
+fn a_repeated_directive_still_keeps_its_words() {
+    // The second `#pragma unroll n` adds no words (the first kept them);
+    // a name in it is kept either way, and so is one of a different line.
+    let k = "void f(int n, int m) {\n#pragma unroll n\n  n = 1;\n#pragma unroll n\n  n = 2;\n#pragma unroll m\n  m = n;\n}";
+    kept(k, "n", Reason::Directive);
+    kept(k, "m", Reason::Directive);
+    let k = "void f(int n, int m) {\n#pragma unroll\n  n = 1;\n#pragma unroll\n  n = 2;\n#pragma unroll m\n  m = n;\n}";
+    ok(k, &["n"]);
+    kept(k, "m", Reason::Directive);
 }

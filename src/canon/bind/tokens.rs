@@ -179,8 +179,8 @@ pub fn adapt<'t>(
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
-    let mut info: Vec<Option<Word>> = Vec::new();
-    let mut short = ShortIds::with_capacity(text.len() / 64 + 16);
+    let mut info: Vec<Option<Word>> = Vec::with_capacity(text.len() / 64 + 16);
+    let mut short = ShortIds::take(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
@@ -221,21 +221,18 @@ pub fn adapt<'t>(
                 if info.len() <= id as usize {
                     info.resize(id as usize + 1, None);
                 }
-                let word = match info[id as usize] {
-                    Some(w) => w,
-                    None => {
-                        let w = Word::of(
-                            &a.names[id as usize],
-                            a.glsl,
-                            &typedefs,
-                            &directives,
-                            macros,
-                        );
-                        a.struct_words |= w.class == Tok::Struct;
-                        info[id as usize] = Some(w);
-                        w
-                    }
-                };
+                // Read in place, field by field as needed: no copy.
+                let word: &Word = info[id as usize].get_or_insert_with(|| {
+                    let w = Word::of(
+                        &a.names[id as usize],
+                        a.glsl,
+                        &typedefs,
+                        &directives,
+                        macros,
+                    );
+                    a.struct_words |= w.class == Tok::Struct;
+                    w
+                });
                 if after_member {
                     after_member = word.template;
                     a.push_id(span.start, id, Some(Reason::Member));
@@ -291,19 +288,19 @@ pub fn adapt<'t>(
                 };
                 after_tag = word.tag_keyword;
                 let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
-                let mut opaque_group = |from: usize, to: usize| {
-                    for (k, s, sp) in &raw[from..to] {
-                        if *k == TokenKind::Ident {
-                            let n = if *sp {
-                                spelling(&text[s.clone()])
-                            } else {
-                                Cow::Borrowed(&text[s.clone()])
-                            };
-                            a.opaque.push((n, Reason::MacroArgument));
-                        }
-                    }
-                };
                 let never = if tok == Tok::Ident && word.is_macro && invoked() {
+                    let mut opaque_group = |from: usize, to: usize| {
+                        for (k, s, sp) in &raw[from..to] {
+                            if *k == TokenKind::Ident {
+                                let n = if *sp {
+                                    spelling(&text[s.clone()])
+                                } else {
+                                    Cow::Borrowed(&text[s.clone()])
+                                };
+                                a.opaque.push((n, Reason::MacroArgument));
+                            }
+                        }
+                    };
                     // A macro whose body may stringize or paste its
                     // arguments: their names are opaque.
                     let mut end = balanced(text, &raw, i);
@@ -455,6 +452,7 @@ pub fn adapt<'t>(
             note(tok, &mut last, &mut first, &mut at_start);
         }
     }
+    short.give();
     // Without comments, the code is every token (see [`super::Lexed::all`]).
     if all.is_empty() {
         a.all = raw;
