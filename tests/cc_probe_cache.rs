@@ -271,6 +271,40 @@ fn a_configuration_file_edited_in_place_probes_again() {
 }
 
 #[test]
+fn a_base_from_kept_answers_rests_on_the_stats_they_were_checked_under() {
+    // The base takes the implicit header's and the include directories'
+    // identities from the kept file's check (one stat each, not two): the
+    // same backend still trusts them while they hold, and sees an edit made
+    // after it keyed.
+    let f = Fake::new();
+    f.extras(&[]);
+    let b = f.backend();
+    let first = b.key_extras(&KERNEL, &[]).unwrap();
+    assert_eq!(b.key_extras(&KERNEL, &[]).unwrap().digests, first.digests);
+    assert_eq!(f.runs("-dM"), 1, "kept answers, trusted while they hold");
+    fs::write(f.path("inc2/stdc-predef.h"), "#define FAKE_PREDEF 3\n").unwrap();
+    f.age();
+    let edited = b.key_extras(&KERNEL, &[]).unwrap();
+    assert_eq!(
+        f.runs("-dM"),
+        2,
+        "the edited implicit header was not noticed"
+    );
+    assert_ne!(edited.digests, first.digests);
+    let b = f.backend();
+    assert_eq!(b.key_extras(&KERNEL, &[]).unwrap().digests, edited.digests);
+    assert_eq!(f.runs("-dM"), 2, "kept again");
+    fs::write(f.path("inc1/new.h"), "").unwrap();
+    f.age();
+    b.key_extras(&KERNEL, &[]).unwrap();
+    assert_eq!(
+        f.runs("-dM"),
+        3,
+        "a header appearing in an include directory was not noticed"
+    );
+}
+
+#[test]
 fn a_replaced_compiler_probes_again() {
     let f = Fake::new();
     let before = f.extras(&[]);

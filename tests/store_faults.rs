@@ -374,7 +374,7 @@ fn a_hit_never_restamps_a_replaced_file() {
 }
 
 #[test]
-fn stale_temp_files_are_swept_on_open_and_on_eviction() {
+fn stale_temp_files_are_swept_by_the_first_write_and_on_eviction() {
     let s = Setup::new();
     let clock = Arc::new(ManualClock::new(SystemTime::now()));
     let open = |cap| {
@@ -392,21 +392,40 @@ fn stale_temp_files_are_swept_on_open_and_on_eviction() {
     let tmp = s.root().join("v1/tmp");
     let dead = tmp.join("put-1-1-dead");
     fs::write(&dead, b"half").unwrap();
-    drop(open(BIG));
+    open(BIG).put(b"w", b"v").unwrap();
     assert!(dead.exists(), "a fresh temp file may be a live writer's");
     clock.advance(Duration::from_secs(3601));
-    drop(open(BIG));
-    assert!(!dead.exists(), "swept on open once stale");
+    // A store only read leaves temp files be (a warm hit lists no
+    // directory); its first write sweeps them, once.
+    let reader = open(BIG);
+    assert_eq!(reader.get(b"w").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(reader);
+    assert!(dead.exists(), "opening and reading sweep nothing");
+    let writer = open(BIG);
+    writer.put(b"x", b"v").unwrap();
+    assert!(
+        !writer.tmp_dir().join("put-1-1-dead").exists(),
+        "swept by the first write once stale"
+    );
+    fs::write(&dead, b"half").unwrap();
+    clock.advance(Duration::from_secs(3601));
+    writer.put(b"y", b"v").unwrap();
+    assert!(dead.exists(), "a store sweeps before its first write only");
+    drop(writer);
+    open(BIG).clear().unwrap();
+    assert!(!dead.exists(), "swept by clear");
 
-    // On eviction: a store that is already open.
+    // On eviction: a store that is already open and has written (its
+    // first write's sweep is behind it).
     let c = FileStore::entry_cost(1, 100);
     let store2 = open(2 * c);
     drop(store);
+    store2.put(b"a", &[0; 100]).unwrap();
     fs::write(&dead, b"half").unwrap();
     clock.advance(Duration::from_secs(3601));
-    for k in [b"a", b"b", b"c"] {
-        store2.put(k, &[0; 100]).unwrap();
-    }
+    store2.put(b"b", &[0; 100]).unwrap();
+    assert!(dead.exists(), "no eviction yet, no sweep");
+    store2.put(b"c", &[0; 100]).unwrap();
     assert!(!dead.exists(), "swept before eviction");
 }
 

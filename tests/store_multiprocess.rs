@@ -603,8 +603,11 @@ mod scenarios {
                     clock: Arc::new(ManualClock::new(later)),
                     ..FileStoreOptions::default()
                 };
-                drop(FileStore::open_with(&dir, opts).unwrap());
-                assert!(!Path::new(&temp).exists(), "swept");
+                let sweeper = FileStore::open_with(&dir, opts).unwrap();
+                assert!(Path::new(&temp).exists(), "opening sweeps nothing");
+                sweeper.put(b"sweeper", b"x").unwrap();
+                assert!(!Path::new(&temp).exists(), "swept by the first write");
+                sweeper.remove(b"sweeper").unwrap();
             }
             #[cfg(feature = "sqlite")]
             Kind::Sqlite => {

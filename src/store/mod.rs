@@ -105,7 +105,8 @@
 //!   A reader in any process sees the old entry, the new entry or none, never a
 //!   mix; concurrent writers of one key leave exactly one of their values.
 //! * A writer that dies between writing and renaming leaves only a temp file,
-//!   swept once it is older than an hour (on open and before every eviction).
+//!   swept once it is older than an hour (by the store's first write, before
+//!   every eviction and on `clear`; a store only read leaves it be).
 //!   A deleted `tmp/` (or shard directory) is recreated by the next write.
 //! * A hit keeps its entry file open (per store at most 16 files of at most
 //!   1 MiB, least recently used first out), and the next read of that entry

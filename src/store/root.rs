@@ -28,14 +28,21 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
             .join(root)
     };
     let mut walk = check_symlinks(&root)?;
-    let created =
-        create_private(&root).map_err(|e| StoreError::io("create cache directory", &root, e))?;
-    // The symlinks again where a component may have appeared since: one
-    // this process created, or one missing when they were checked.
-    if created || !walk.whole {
-        walk = check_symlinks(&root)?;
-    }
-    let meta = fs::metadata(&root).map_err(|e| StoreError::io("stat", &root, e))?;
+    // A root the walk saw whole, itself no symlink, is the directory it
+    // stat-ed last: nothing to create, nothing to stat again.
+    let meta = match walk.last.take() {
+        Some(m) if walk.whole && !m.file_type().is_symlink() => m,
+        _ => {
+            let created = create_private(&root)
+                .map_err(|e| StoreError::io("create cache directory", &root, e))?;
+            // The symlinks again where a component may have appeared since:
+            // one this process created, or one missing when they were checked.
+            if created || !walk.whole {
+                walk = check_symlinks(&root)?;
+            }
+            fs::metadata(&root).map_err(|e| StoreError::io("stat", &root, e))?
+        }
+    };
     let refuse = |reason: String| StoreError::UnsafeRoot {
         path: root.clone(),
         reason,
@@ -117,6 +124,8 @@ struct Walk {
     whole: bool,
     /// Some component is a symlink.
     linked: bool,
+    /// The last component's own metadata (not followed), when it is there.
+    last: Option<fs::Metadata>,
 }
 
 /// Refuses a path that passes through a symlink someone else controls.
@@ -124,6 +133,7 @@ fn check_symlinks(path: &Path) -> Result<Walk, StoreError> {
     let me = euid();
     let mut at = PathBuf::new();
     let mut linked = false;
+    let mut last = None;
     for comp in path.components() {
         at.push(comp);
         let meta = match fs::symlink_metadata(&at) {
@@ -132,11 +142,14 @@ fn check_symlinks(path: &Path) -> Result<Walk, StoreError> {
                 return Ok(Walk {
                     whole: false,
                     linked,
+                    last: None,
                 })
             }
             Err(e) => return Err(StoreError::io("stat", &at, e)),
         };
-        if !meta.file_type().is_symlink() {
+        let (link, owner) = (meta.file_type().is_symlink(), meta.uid());
+        last = Some(meta);
+        if !link {
             continue;
         }
         linked = true;
@@ -144,10 +157,9 @@ fn check_symlinks(path: &Path) -> Result<Walk, StoreError> {
             path: at.clone(),
             reason,
         };
-        if meta.uid() != me && meta.uid() != 0 {
+        if owner != me && owner != 0 {
             return Err(refuse(format!(
-                "reached through a symlink owned by uid {} (not the current user, uid {me})",
-                meta.uid()
+                "reached through a symlink owned by uid {owner} (not the current user, uid {me})"
             )));
         }
         if let Some(parent) = at.parent() {
@@ -166,6 +178,7 @@ fn check_symlinks(path: &Path) -> Result<Walk, StoreError> {
     Ok(Walk {
         whole: true,
         linked,
+        last,
     })
 }
 
@@ -242,6 +255,26 @@ mod tests {
         symlink(&real, &link).unwrap();
         prepare_root(&link.join("kcache")).unwrap();
         assert!(real.join("kcache").is_dir());
+    }
+
+    #[test]
+    fn a_root_that_is_itself_a_symlink_is_checked_through_it() {
+        // The walk's own stat of the last component answers only for a
+        // directory: a link there is followed and its target checked.
+        let t = tempfile::tempdir().unwrap();
+        let real = fs::canonicalize(t.path()).unwrap().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        let link = real.with_file_name("link");
+        symlink(&real, &link).unwrap();
+        assert_eq!(prepare_root(&link).unwrap(), real);
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = prepare_root(&link).unwrap_err();
+        assert!(e.to_string().contains("writable by other users"), "{e}");
+        fs::remove_dir(&real).unwrap();
+        fs::write(&real, b"").unwrap();
+        let e = prepare_root(&link).unwrap_err();
+        assert!(e.to_string().contains("not a directory"), "{e}");
     }
 
     #[test]

@@ -149,9 +149,9 @@ impl Compiler {
             path: path.clone(),
             source,
         })?;
-        let (exe_digest, script) = match cache {
+        let (exe_digest, script, real_stat) = match cache {
             Some(dir) => super::identity_cache::executable(dir, &real),
-            None => super::identity_cache::digest_executable(&real),
+            None => super::identity_cache::digest_executable(&real).map(|(d, s)| (d, s, None)),
         }
         .map_err(|source| BackendError::Io {
             backend: FAMILY,
@@ -173,7 +173,15 @@ impl Compiler {
             probe_cache: None,
         };
         let key = cache.map(|_| {
-            super::identity_cache::key(&c.path, &c.real, &c.exe_digest, &c.args, &c.env, script)
+            super::identity_cache::key(
+                &c.path,
+                &c.real,
+                &c.exe_digest,
+                real_stat,
+                &c.args,
+                &c.env,
+                script,
+            )
         });
         c.probe_cache = cache.zip(key).map(|(d, k)| (d.to_path_buf(), k));
         if let (Some(dir), Some(key)) = (cache, &key) {

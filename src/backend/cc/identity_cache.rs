@@ -56,15 +56,19 @@ struct File {
 
 /// `(dev, inode, size, mtime, ctime, mode)` of `path`, following links.
 fn stat(path: &Path) -> Option<[i64; 6]> {
-    let m = std::fs::metadata(path).ok()?;
-    Some([
+    std::fs::metadata(path).ok().map(|m| fields(&m))
+}
+
+/// [`stat`]'s fields of metadata already read.
+fn fields(m: &std::fs::Metadata) -> [i64; 6] {
+    [
         m.dev() as i64,
         m.ino() as i64,
         m.size() as i64,
         m.mtime() * 1_000_000_000 + m.mtime_nsec(),
         m.ctime() * 1_000_000_000 + m.ctime_nsec(),
         m.mode() as i64,
-    ])
+    ]
 }
 
 /// `lstat` of `path` (the link itself), same fields.
@@ -80,15 +84,19 @@ fn lstat(path: &Path) -> Option<[i64; 6]> {
     ])
 }
 
-/// The identity the cached probes belong to.
+/// The identity the cached probes belong to. `real_stat` is `real`'s
+/// [`stat`] where the caller took it with the digest (see [`executable`]);
+/// else it is taken here.
 pub(crate) fn key(
     path: &Path,
     real: &Path,
     exe_digest: &Digest,
+    real_stat: Option<[i64; 6]>,
     args: &[String],
     env: &[(&'static str, Option<std::ffi::OsString>)],
     script: bool,
 ) -> Digest {
+    let real_stat = real_stat.or_else(|| stat(real));
     let mut h = PartsHasher::new();
     h.part("kcache-cc-identity")
         .part(FORMAT.to_le_bytes())
@@ -96,7 +104,7 @@ pub(crate) fn key(
         .part(real.as_os_str().as_bytes())
         .part(exe_digest.as_bytes())
         .part(format!("{:?}", lstat(path)))
-        .part(format!("{:?}", stat(real)))
+        .part(format!("{real_stat:?}"))
         .part(args.join("\0"));
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     h.part(path_var.as_bytes());
@@ -160,11 +168,17 @@ pub(crate) fn digest_executable(path: &Path) -> std::io::Result<(Digest, bool)> 
 /// [`digest_executable`], kept in `dir` under `path` and its stat: a
 /// driver is a megabyte or more, read again only when its stat (device,
 /// inode, size, modification and change times) changes or is too recent
-/// to tell a later write apart.
-pub(crate) fn executable(dir: &Path, path: &Path) -> std::io::Result<(Digest, bool)> {
-    let Some(stat) = StatId::of(path).filter(|s| !s.is_recent()) else {
-        return digest_executable(path);
+/// to tell a later write apart. With the digest, the [`stat`] fields it
+/// holds under, for [`key`] (`None` where the stat is too recent or the
+/// file changed while it was read: the key stats it again).
+pub(crate) fn executable(
+    dir: &Path,
+    path: &Path,
+) -> std::io::Result<(Digest, bool, Option<[i64; 6]>)> {
+    let Some((stat, meta)) = StatId::with_meta(path).filter(|(s, _)| !s.is_recent()) else {
+        return digest_executable(path).map(|(d, s)| (d, s, None));
     };
+    let held = fields(&meta);
     let name = format!(
         "exe-{}",
         PartsHasher::new()
@@ -178,10 +192,11 @@ pub(crate) fn executable(dir: &Path, path: &Path) -> std::io::Result<(Digest, bo
         .and_then(|text| serde_json::from_slice::<Executable>(&text).ok())
         .filter(|e| e.format == FORMAT && e.path == path && e.stat == stat);
     if let Some(e) = kept {
-        return Ok((Digest(e.digest), e.script));
+        return Ok((Digest(e.digest), e.script, Some(held)));
     }
     let (digest, script) = digest_executable(path)?;
-    if StatId::of(path) == Some(stat) {
+    let unchanged = StatId::of(path) == Some(stat);
+    if unchanged {
         let e = Executable {
             format: FORMAT,
             path: path.to_path_buf(),
@@ -193,7 +208,7 @@ pub(crate) fn executable(dir: &Path, path: &Path) -> std::io::Result<(Digest, bo
             write_private(dir, &name, &text);
         }
     }
-    Ok((digest, script))
+    Ok((digest, script, unchanged.then_some(held)))
 }
 
 /// The bytes of `path`, a regular file of the user's (not a link) of at
@@ -347,9 +362,9 @@ mod tests {
         let unset = [("LIBRARY_PATH", None)];
         let set = [("LIBRARY_PATH", Some(OsString::from("/opt/lib")))];
         let empty = [("LIBRARY_PATH", Some(OsString::new()))];
-        let k_unset = key(exe, exe, &d, &[], &unset, false);
-        let k_set = key(exe, exe, &d, &[], &set, false);
-        let k_empty = key(exe, exe, &d, &[], &empty, false);
+        let k_unset = key(exe, exe, &d, None, &[], &unset, false);
+        let k_set = key(exe, exe, &d, None, &[], &set, false);
+        let k_empty = key(exe, exe, &d, None, &[], &empty, false);
         assert_ne!(k_unset, k_set);
         assert_ne!(k_unset, k_empty);
         assert_ne!(k_set, k_empty);
@@ -361,25 +376,80 @@ mod tests {
     #[test]
     fn the_arguments_and_the_contents_change_the_key() {
         let exe = Path::new("/bin/sh");
-        let base = key(exe, exe, &Digest([7; 32]), &[], &[], false);
-        assert_ne!(base, key(exe, exe, &Digest([8; 32]), &[], &[], false));
+        let base = key(exe, exe, &Digest([7; 32]), None, &[], &[], false);
+        assert_ne!(base, key(exe, exe, &Digest([8; 32]), None, &[], &[], false));
         assert_ne!(
             base,
-            key(exe, exe, &Digest([7; 32]), &["-m32".into()], &[], false)
+            key(
+                exe,
+                exe,
+                &Digest([7; 32]),
+                None,
+                &["-m32".into()],
+                &[],
+                false
+            )
         );
         assert_ne!(
             base,
-            key(exe, Path::new("/bin"), &Digest([7; 32]), &[], &[], false)
+            key(
+                exe,
+                Path::new("/bin"),
+                &Digest([7; 32]),
+                None,
+                &[],
+                &[],
+                false
+            )
         );
-        assert_ne!(base, key(exe, exe, &Digest([7; 32]), &[], &[], true));
+        assert_ne!(base, key(exe, exe, &Digest([7; 32]), None, &[], &[], true));
+    }
+
+    #[test]
+    fn the_stat_kept_with_the_digest_keys_as_a_fresh_one_and_a_changed_executable_misses() {
+        use crate::backend::cc::includes::memo::test_hooks::ALL_OLD;
+        ALL_OLD.with(|a| a.set(true));
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("cc");
+        std::fs::write(&exe, b"#!/bin/sh\n").unwrap();
+        let cache = dir.path().join("kept");
+        let key_of = |held: Option<[i64; 6]>, d: &Digest, script: bool| {
+            key(&exe, &exe, d, held, &[], &[], script)
+        };
+        let mut keys = Vec::new();
+        for round in ["digested", "kept"] {
+            let (d, script, held) = executable(&cache, &exe).unwrap();
+            assert_eq!(held, stat(&exe), "{round}: the stat the digest holds under");
+            assert_eq!(
+                key_of(held, &d, script),
+                key_of(None, &d, script),
+                "{round}"
+            );
+            keys.push(key_of(held, &d, script));
+        }
+        assert_eq!(keys[0], keys[1]);
+        std::fs::write(&exe, b"#!/bin/sh\nexit 1\n").unwrap();
+        let (d, script, held) = executable(&cache, &exe).unwrap();
+        assert_eq!(held, stat(&exe), "digested afresh, under the new stat");
+        assert_ne!(
+            key_of(held, &d, script),
+            keys[0],
+            "a changed executable misses"
+        );
+        ALL_OLD.with(|a| a.set(false));
+        let (_, _, held) = executable(&cache, &exe).unwrap();
+        assert_eq!(
+            held, None,
+            "a file changed just now holds no stat: the key takes its own"
+        );
     }
 
     #[test]
     fn a_file_under_another_name_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
         let exe = Path::new("/bin/sh");
-        let a = key(exe, exe, &Digest([1; 32]), &[], &[], false);
-        let b = key(exe, exe, &Digest([2; 32]), &[], &[], false);
+        let a = key(exe, exe, &Digest([1; 32]), None, &[], &[], false);
+        let b = key(exe, exe, &Digest([2; 32]), None, &[], &[], false);
         save(dir.path(), &a, &probed());
         std::fs::rename(dir.path().join(a.to_hex()), dir.path().join(b.to_hex())).unwrap();
         assert_eq!(load(dir.path(), &b), None, "the file names its own key");

@@ -176,7 +176,11 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
                     continue;
                 }
                 // Read on the compiler's own account (`stdc-predef.h`).
-                let (info, id) = memo::read(path).map_err(io(path))?;
+                let (info, id) = match session.watched(path) {
+                    Some(Some(id)) => memo::read_as_of(path, id),
+                    _ => memo::read(path),
+                }
+                .map_err(io(path))?;
                 h.part("implicit")
                     .part(path.as_os_str().as_encoded_bytes())
                     .part(&info.contents);
@@ -198,7 +202,8 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     // A file that appears in a searched directory can change what the
     // compiler reads on its own: every directory of the chain is watched.
     for d in search.dirs() {
-        watch.push((d.to_path_buf(), StatId::of(d)));
+        let id = session.watched(d).unwrap_or_else(|| StatId::of(d));
+        watch.push((d.to_path_buf(), id));
     }
 
     let (line, linked, unlinked) = link;

@@ -145,6 +145,18 @@ impl Session {
         self.kept.as_ref().map(|f| &f.answers)
     }
 
+    /// The identity `path` had when the kept file's stats were checked (on
+    /// [`Session::open`], so after the clock of the base that opened it was
+    /// read), where the kept file watches that very path: stat-ing it again
+    /// for the base would only repeat that.
+    pub(crate) fn watched(&self, path: &Path) -> Option<Option<StatId>> {
+        let f = self.kept.as_ref()?;
+        f.watch
+            .iter()
+            .find(|(p, _)| p.as_os_str() == path.as_os_str())
+            .map(|(_, id)| *id)
+    }
+
     /// The kept definitions, moved out (the answers keep none after).
     pub(crate) fn take_defines(&mut self) -> Vec<Define> {
         self.kept

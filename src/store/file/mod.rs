@@ -8,7 +8,7 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -81,6 +81,9 @@ pub struct FileStore {
     state: SharedState,
     /// One eviction scan at a time in this process.
     evicting: Mutex<()>,
+    /// Stale temp files were swept since the store was opened: the first
+    /// write sweeps (see [`FileStore::sweep_stale_temps`]).
+    swept: AtomicBool,
     seq: AtomicU64,
     /// One lock file per key being compiled.
     leases: LockDir,
@@ -161,7 +164,8 @@ impl FileStore {
     ///
     /// The root is created 0700; one owned by another user, writable by
     /// others, or reached through a symlink someone else controls is refused
-    /// with [`StoreError::UnsafeRoot`]. Stale temp files are swept.
+    /// with [`StoreError::UnsafeRoot`]. Stale temp files are swept by the
+    /// first write, not here (see [`FileStore::sweep_stale_temps`]).
     pub fn open_with(
         root: impl AsRef<Path>,
         mut opts: FileStoreOptions,
@@ -171,30 +175,32 @@ impl FileStore {
         let v1 = root.join(LAYOUT_DIR);
         let entries = v1.join("entries");
         let tmp = v1.join("tmp");
-        for dir in [&v1, &entries, &tmp] {
-            ensure_dir(&*opts.io, dir)?;
-        }
+        let held = match laid_out(&entries, &tmp) {
+            Some(dir) => Some(dir),
+            None => {
+                for dir in [&v1, &entries, &tmp] {
+                    ensure_dir(&*opts.io, dir)?;
+                }
+                hold_private_dir(&entries).ok()
+            }
+        };
         let state = SharedState::open(&v1.join("state"));
         let leases = LockDir::new(v1.join(LEASES_DIR));
-        let entries_dir = RwLock::new(hold_private_dir(&entries).ok().map(Arc::new));
-        let store = FileStore {
+        Ok(FileStore {
             root,
             v1,
             entries,
-            entries_dir,
+            entries_dir: RwLock::new(held.map(Arc::new)),
             kept: kept::KeptFiles::default(),
             tmp,
             opts,
             counters: Counters::default(),
             state,
             evicting: Mutex::new(()),
+            swept: AtomicBool::new(false),
             seq: AtomicU64::new(0),
             leases,
-        };
-        if let Err(e) = store.sweep_stale_temps() {
-            tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
-        }
-        Ok(store)
+        })
     }
 
     /// The root directory.
@@ -272,8 +278,11 @@ impl FileStore {
     }
 
     /// Removes temp files older than the stale age (a dead writer's); how
-    /// many. Runs on open and before every eviction.
+    /// many. Runs before this store's first write, before every eviction
+    /// and on `clear`: only a writer leaves temp files, so a store that is
+    /// only read (a warm `kcache compile`) lists no directory for them.
     pub fn sweep_stale_temps(&self) -> Result<usize, StoreError> {
+        self.swept.store(true, Ordering::Relaxed);
         let io = &*self.opts.io;
         let names = match io.read_dir(&self.tmp) {
             Ok(n) => n,
@@ -348,6 +357,11 @@ impl FileStore {
         value: &[u8],
         path: &Path,
     ) -> Result<u64, StoreError> {
+        if !self.swept.load(Ordering::Relaxed) {
+            if let Err(e) = self.sweep_stale_temps() {
+                tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
+            }
+        }
         let io = &*self.opts.io;
         let (tmp, mut file) = self.create_temp()?;
         let result = (|| {
@@ -477,6 +491,20 @@ impl FileStore {
 fn entry_rel(name: &crate::key::Digest) -> PathBuf {
     let hex = name.to_hex();
     [&hex[..2], &hex[2..]].iter().collect()
+}
+
+/// `entries/` held (as [`hold_private_dir`] holds it) when the layout an
+/// earlier open made is all there: `entries/` a private directory of the
+/// user's reached without a symlink (so `v1/` is a real directory too) and
+/// `tmp/` a directory, not a symlink. Three system calls, where making sure
+/// of each directory in turn takes nine; `None` sends the open the long way,
+/// which makes what is missing and reports what is in the way. `tmp/` is
+/// looked at without resolving `v1/` afresh: every later use of it resolves
+/// its whole path without following a symlink.
+fn laid_out(entries: &Path, tmp: &Path) -> Option<File> {
+    let held = hold_private_dir(entries).ok()?;
+    let t = std::fs::symlink_metadata(tmp).ok()?;
+    t.is_dir().then_some(held)
 }
 
 pub(super) fn ensure_dir(io: &dyn FsIo, dir: &Path) -> Result<(), StoreError> {

@@ -204,6 +204,9 @@ impl FileStore {
     pub(super) fn clear_inner(&self) -> Result<(), StoreError> {
         let _one = self.evicting.lock().unwrap_or_else(|p| p.into_inner());
         self.kept.forget_all();
+        if let Err(e) = self.sweep_stale_temps() {
+            tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
+        }
         let Scan { found, strays, .. } = self.scan()?;
         for stray in &strays {
             self.remove_stray(stray);

@@ -95,9 +95,17 @@ pub(crate) struct StatId {
 impl StatId {
     /// `path`'s identity, or `None` when nothing is there.
     pub(crate) fn of(path: &Path) -> Option<StatId> {
+        Self::with_meta(path).map(|(id, _)| id)
+    }
+
+    /// `path`'s identity and the metadata it was read from (one `stat`, for
+    /// a caller that needs more of it), or `None` when nothing is there.
+    pub(crate) fn with_meta(path: &Path) -> Option<(StatId, std::fs::Metadata)> {
         #[cfg(test)]
         test_hooks::STATS.with(|n| n.set(n.get() + 1));
-        std::fs::metadata(path).ok().map(|m| Self::from_meta(&m))
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| (Self::from_meta(&m), m))
     }
 
     #[cfg(unix)]
@@ -210,12 +218,19 @@ fn files() -> &'static FileMemo {
 pub(crate) fn read(path: &Path) -> std::io::Result<(Arc<FileInfo>, StatId)> {
     let before =
         StatId::of(path).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    read_as_of(path, before)
+}
+
+/// [`read`] of a file the caller stat-ed itself just before (`before` is
+/// what [`StatId::of`] gave it, taken after anything the result is checked
+/// against began): the same answer without a second stat ahead of the read.
+pub(crate) fn read_as_of(path: &Path, before: StatId) -> std::io::Result<(Arc<FileInfo>, StatId)> {
     if let Some((id, info)) = files().lock().unwrap_or_else(|e| e.into_inner()).get(path) {
         if *id == before && !before.is_recent() {
             return Ok((Arc::clone(info), before));
         }
     }
-    let contents: Arc<[u8]> = std::fs::read(path)?.into();
+    let contents: Arc<[u8]> = read_sized(path, before.size)?.into();
     let after = StatId::of(path);
     let info = Arc::new(FileInfo {
         contents,
@@ -230,6 +245,33 @@ pub(crate) fn read(path: &Path) -> std::io::Result<(Arc<FileInfo>, StatId)> {
             .insert(path.to_path_buf(), (before, Arc::clone(&info)));
     }
     Ok((info, before))
+}
+
+/// The whole of the file at `path`, whose stat said `size` bytes: read into
+/// a buffer of that size and one byte more, so the read needs no `fstat`
+/// of its own (`std::fs::read` takes one) and a file that grew since is
+/// still read whole.
+fn read_sized(path: &Path, size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path)?;
+    // A size is only a hint: a huge one reserves no more than 64 MiB ahead.
+    let mut buf = vec![0; usize::try_from(size.min(64 << 20)).unwrap_or(0) + 1];
+    let mut filled = 0;
+    loop {
+        match f.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled == buf.len() {
+                    buf.resize(2 * buf.len(), 0);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    Ok(buf)
 }
 
 /// The clock batches and validations are ordered by.
