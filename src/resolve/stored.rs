@@ -33,6 +33,8 @@
 //! A kcache that predates version 2 takes such a record for a malformed one:
 //! a miss (it compiles and writes its own), never a misread.
 
+use std::sync::Arc;
+
 use crate::key::Digest;
 use crate::store::{key_from_hex, key_to_hex, CorruptEntry, Store, StoreError};
 
@@ -83,11 +85,17 @@ pub fn load_program(store: &dyn Store, id: &Digest) -> Result<Option<Vec<u8>>, S
 
 /// Whether `bytes` hash to `id`, by the per-process memo first.
 fn hashes_to(id: &Digest, bytes: &[u8]) -> bool {
+    hashes_to_then(id, bytes, || verified::remember(id, bytes))
+}
+
+/// Whether `bytes` hash to `id`, by the memo first; `remember` keeps bytes
+/// just found to.
+fn hashes_to_then(id: &Digest, bytes: &[u8], remember: impl FnOnce()) -> bool {
     if verified::holds(id, bytes) {
         return true;
     }
     if program_id(bytes) == *id {
-        verified::remember(id, bytes);
+        remember();
         return true;
     }
     false
@@ -97,10 +105,12 @@ fn hashes_to(id: &Digest, bytes: &[u8]) -> bool {
 /// names, as [`load_program`] checks a program entry's: a record whose bytes
 /// do not hash to its id is removed and reported as [`StoreError::Forged`].
 pub fn check_inline(store: &dyn Store, key: &Digest, record: &Record) -> Result<(), StoreError> {
-    let Some(bytes) = record.inline() else {
+    let Some((all, at)) = &record.inline else {
         return Ok(());
     };
-    if hashes_to(&record.program, bytes) {
+    // The memo shares the record's buffer: a hit copies no program.
+    let keep = || verified::keep(&record.program, Arc::clone(all), *at);
+    if hashes_to_then(&record.program, &all[*at..], keep) {
         return Ok(());
     }
     let entry = kernel_entry_key(key);
@@ -124,10 +134,13 @@ pub(crate) mod verified {
     /// Program bytes per generation.
     pub const MAX_BYTES: usize = 16 << 20;
 
+    /// Verified bytes: `.0[.1..]`, shared with the record they came in.
+    type Held = (Arc<Vec<u8>>, usize);
+
     #[derive(Default)]
     struct Memo {
-        current: FxHashMap<Digest, Arc<[u8]>>,
-        previous: FxHashMap<Digest, Arc<[u8]>>,
+        current: FxHashMap<Digest, Held>,
+        previous: FxHashMap<Digest, Held>,
         bytes: usize,
     }
 
@@ -142,21 +155,29 @@ pub(crate) mod verified {
         m.current
             .get(id)
             .or_else(|| m.previous.get(id))
-            .is_some_and(|v| **v == *bytes)
+            .is_some_and(|(all, at)| all[*at..] == *bytes)
     }
 
-    /// Remembers `bytes`, just verified to hash to `id`.
+    /// Remembers `bytes`, just verified to hash to `id` (a copy).
     pub fn remember(id: &Digest, bytes: &[u8]) {
-        if bytes.len() > MAX_BYTES {
+        if bytes.len() <= MAX_BYTES {
+            keep(id, Arc::new(bytes.to_vec()), 0);
+        }
+    }
+
+    /// Remembers `all[at..]`, just verified to hash to `id`, sharing `all`
+    /// (counted whole: it is what stays allocated).
+    pub fn keep(id: &Digest, all: Arc<Vec<u8>>, at: usize) {
+        if all.len() > MAX_BYTES || at > all.len() {
             return;
         }
         let mut m = memo().lock().unwrap_or_else(PoisonError::into_inner);
-        if m.bytes + bytes.len() > MAX_BYTES {
+        if m.bytes + all.len() > MAX_BYTES {
             m.previous = std::mem::take(&mut m.current);
             m.bytes = 0;
         }
-        m.bytes += bytes.len();
-        m.current.insert(*id, Arc::from(bytes));
+        m.bytes += all.len();
+        m.current.insert(*id, (all, at));
     }
 }
 
@@ -204,7 +225,7 @@ pub struct Record {
     /// The symbol the kernel was compiled under.
     pub symbol: String,
     /// A version-2 record's bytes, and where its program starts in them.
-    inline: Option<(Vec<u8>, usize)>,
+    inline: Option<(Arc<Vec<u8>>, usize)>,
 }
 
 impl Record {
@@ -239,7 +260,7 @@ pub fn read_record(key: &Digest, bytes: Vec<u8>) -> Option<Record> {
             Some(Record {
                 program,
                 symbol: symbol.to_string(),
-                inline: Some((bytes, at)),
+                inline: Some((Arc::new(bytes), at)),
             })
         }
         _ => None,
@@ -479,6 +500,31 @@ mod tests {
             .unwrap();
         assert!(matches!(
             load_program(&store, &id),
+            Err(StoreError::Forged { .. })
+        ));
+    }
+
+    #[test]
+    fn an_inline_program_is_remembered_as_its_bytes_only() {
+        let store = MemoryStore::new(1 << 20);
+        let key = Digest([5; 32]);
+        let program = b"an inline program, remembered from its record".to_vec();
+        let id = program_id(&program);
+        let r = read_record(&key, encode_inline_record(&key, &id, "k", &program)).unwrap();
+        check_inline(&store, &key, &r).unwrap();
+        // The memo shares the record's buffer: it holds the program, not the
+        // record's head.
+        assert!(verified::holds(&id, &program));
+        assert!(!verified::holds(
+            &id,
+            &encode_inline_record(&key, &id, "k", &program)
+        ));
+        // One byte off, same length: hashed, refused.
+        let mut bad = program.clone();
+        bad[0] ^= 1;
+        let forged = read_record(&key, encode_inline_record(&key, &id, "k", &bad)).unwrap();
+        assert!(matches!(
+            check_inline(&store, &key, &forged),
             Err(StoreError::Forged { .. })
         ));
     }

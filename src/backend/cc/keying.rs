@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::compiler::resolve_link_line;
 use super::includes::memo::{self, StatId, Validation};
-use super::includes::{self, Closure, Define, Search};
+use super::includes::{self, Closure, Search};
 use super::macros;
 use super::options::Flags;
 use super::probe_cache;
@@ -39,7 +39,7 @@ pub(crate) struct Base {
     /// Every file covered, canonical.
     pub files: Vec<PathBuf>,
     /// Every macro defined before the first kernel, and the options' names.
-    pub defines: Arc<Vec<Define>>,
+    pub defines: Arc<macros::Seed>,
     pub uncacheable: Option<String>,
     parts: Vec<Arc<Closure>>,
     validation: Validation,
@@ -229,7 +229,7 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     Ok(Base {
         digest: h.finish(),
         files,
-        defines: Arc::new(defines),
+        defines: Arc::new(macros::Seed::new(defines)),
         uncacheable,
         parts: vec![forced, prelude.closure],
         validation: Validation::new(watch, clock),

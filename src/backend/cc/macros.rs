@@ -81,11 +81,17 @@ pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
 }
 
 /// Every name in `parts`, and those of them that are positional.
+#[cfg(test)]
 pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
-    let defines = || parts.iter().flat_map(|p| p.iter());
     let mut all = MacroNames::default();
     all.reserve(parts.iter().map(|p| p.len()).sum());
-    all.extend(defines().map(|d| d.name.clone()));
+    all.extend(parts.iter().flat_map(|p| p.iter()).map(|d| d.name.clone()));
+    (all, positional(parts))
+}
+
+/// The names in `parts` that are positional.
+fn positional(parts: &[&[Define]]) -> MacroNames {
+    let defines = || parts.iter().flat_map(|p| p.iter());
     // Nothing is positional unless some body names a positional identifier
     // itself: the common case (a compiler's predefined macros) skips the
     // map of who names what.
@@ -95,7 +101,7 @@ pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
             .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == &b[..]))
     };
     if !defines().any(names_one) {
-        return (all, MacroNames::default());
+        return MacroNames::default();
     }
     // ident -> the macros whose body names it
     let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
@@ -113,8 +119,7 @@ pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
             }
         }
     }
-    let positional = positional.into_iter().map(Box::from).collect();
-    (all, positional)
+    positional.into_iter().map(Box::from).collect()
 }
 
 /// The merged names, memoized.
@@ -124,9 +129,43 @@ pub(crate) struct Merged {
     pub positional: Arc<MacroNames>,
 }
 
+/// The kernel-independent definitions (predefined, options, headers read
+/// before the kernels), held as what a merge needs of them: every name, and
+/// the definitions whose body names anything (only those can make a name
+/// positional). Built by moving the names out: a warm hit's few hundred
+/// predefined names are allocated once, by the kept probe's decode.
+#[derive(Debug)]
+pub(crate) struct Seed {
+    names: Arc<MacroNames>,
+    positional: Arc<MacroNames>,
+    bodied: Vec<Define>,
+}
+
+impl Seed {
+    pub(crate) fn new(defines: Vec<Define>) -> Seed {
+        let mut names = MacroNames::default();
+        names.reserve(defines.len());
+        let mut bodied = Vec::new();
+        for d in defines {
+            if d.body.is_empty() {
+                names.insert(d.name);
+            } else {
+                names.insert(d.name.clone());
+                bodied.push(d);
+            }
+        }
+        let positional = positional(&[&bodied]);
+        Seed {
+            names: Arc::new(names),
+            positional: Arc::new(positional),
+            bodied,
+        }
+    }
+}
+
 type MergeKey = (usize, usize, Vec<Define>);
 /// The inputs are held so their addresses stay unique while keyed by.
-type MergeMemo = Mutex<FxHashMap<MergeKey, (Arc<Vec<Define>>, Arc<Closure>, Merged)>>;
+type MergeMemo = Mutex<FxHashMap<MergeKey, (Arc<Seed>, Arc<Closure>, Merged)>>;
 
 fn merges() -> &'static MergeMemo {
     static MERGES: OnceLock<MergeMemo> = OnceLock::new();
@@ -135,7 +174,7 @@ fn merges() -> &'static MergeMemo {
 
 /// `seed`'s names (predefined, options, kernel-independent headers), those
 /// of the headers in `closure`, and the kernel's `own` definitions.
-pub(crate) fn merge(seed: &Arc<Vec<Define>>, closure: &Arc<Closure>, own: &[Define]) -> Merged {
+pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) -> Merged {
     let key = (
         Arc::as_ptr(seed) as usize,
         Arc::as_ptr(closure) as usize,
@@ -145,10 +184,26 @@ pub(crate) fn merge(seed: &Arc<Vec<Define>>, closure: &Arc<Closure>, own: &[Defi
     if let Some((_, _, m)) = memo.get(&key) {
         return m.clone();
     }
-    let (macros, positional) = names(&[seed, &closure.defines, own]);
-    let m = Merged {
-        macros: Arc::new(macros),
-        positional: Arc::new(positional),
+    let m = if closure.defines.is_empty() && own.is_empty() {
+        // Nothing to add (a kernel that includes nothing and defines
+        // nothing): the seed's own names, shared. (Still memoized: the memo
+        // holding the seed is also what spares a one-shot process freeing
+        // its few hundred names at exit.)
+        Merged {
+            macros: Arc::clone(&seed.names),
+            positional: Arc::clone(&seed.positional),
+        }
+    } else {
+        let mut macros = (*seed.names).clone();
+        let added = closure.defines.iter().chain(own);
+        macros.extend(added.map(|d| d.name.clone()));
+        // A body-less definition names nothing, so it makes no name
+        // positional: the seed's bodied definitions stand for all of them.
+        let positional = positional(&[&seed.bodied, &closure.defines, own]);
+        Merged {
+            macros: Arc::new(macros),
+            positional: Arc::new(positional),
+        }
     };
     memo.insert(key, (Arc::clone(seed), Arc::clone(closure), m.clone()));
     m
@@ -226,5 +281,28 @@ mod tests {
             set(&["v1_x", "v2_y", "v3_z", "v4", "v5", "v6", "F", "not_a_macro"])
         );
         assert_eq!(pos, set(&["v5"]));
+    }
+
+    /// A merge through a [`Seed`] (names moved out, only bodied definitions
+    /// kept) must give what the names of every part together give, with and
+    /// without a kernel's own definitions.
+    #[test]
+    fn a_merge_through_a_seed_equals_the_names_of_all_its_parts() {
+        let seed = parse_dm(
+            "#define __x86_64__ 1\n#define USES_HERE HERE\n#define plain 1\n\
+             #define F(a) (a + __LINE__)\n",
+        );
+        let own = parse_dm("#define HERE __LINE__\n#define mine 2\n");
+        let cwd = std::env::temp_dir();
+        let search = super::super::includes::search_in_dirs(&[], &cwd);
+        let scanned =
+            super::super::includes::scan_text(&search, "test", b"int k;\n", false).unwrap();
+        let held = Arc::new(Seed::new(seed.clone()));
+        for kernel in [&own[..], &[]] {
+            let m = merge(&held, &scanned.closure, kernel);
+            let (all, pos) = names(&[&seed, &scanned.closure.defines, kernel]);
+            assert_eq!(*m.macros, all);
+            assert_eq!(*m.positional, pos);
+        }
     }
 }

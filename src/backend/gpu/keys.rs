@@ -35,7 +35,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use crate::backend::cc::includes::{self, Define};
-use crate::backend::cc::macros;
+use crate::backend::cc::macros::{self, Seed};
 use crate::backend::{BackendError, KernelSource, KeyExtras};
 
 /// Host-target names a clang-based driver compiling for this host may
@@ -270,37 +270,38 @@ pub enum Toolchain {
     Vulkan,
 }
 
-fn predefined(driver: Toolchain) -> &'static Arc<Vec<Define>> {
-    static SETS: [OnceLock<Arc<Vec<Define>>>; 3] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let (i, names) = match driver {
-        Toolchain::OpenCl => (0, OPENCL),
-        Toolchain::Cuda => (1, CUDA),
-        Toolchain::Vulkan => (2, GLSL),
+/// A driver's documented predefined names, bodiless.
+fn predefined_defines(driver: Toolchain) -> Vec<Define> {
+    let names = match driver {
+        Toolchain::OpenCl => OPENCL,
+        Toolchain::Cuda => CUDA,
+        Toolchain::Vulkan => GLSL,
     };
-    SETS[i].get_or_init(|| {
-        let all = names.iter().chain(HOST_NAMES).chain(macros::POSITIONAL);
-        Arc::new(all.map(|n| macros::bare(n)).collect())
-    })
+    let all = names.iter().chain(HOST_NAMES).chain(macros::POSITIONAL);
+    all.map(|n| macros::bare(n)).collect()
+}
+
+fn predefined(driver: Toolchain) -> &'static Arc<Seed> {
+    static SETS: [OnceLock<Arc<Seed>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    SETS[driver as usize].get_or_init(|| Arc::new(Seed::new(predefined_defines(driver))))
 }
 
 /// The predefined names with `options`' own, memoized per option list.
-fn seed(driver: Toolchain, options: &[String]) -> Arc<Vec<Define>> {
+fn seed(driver: Toolchain, options: &[String]) -> Arc<Seed> {
     let own = macros::option_defines(options);
     if own.is_empty() {
         return Arc::clone(predefined(driver));
     }
-    type Seeds =
-        std::sync::Mutex<rustc_hash::FxHashMap<(Toolchain, Vec<String>), Arc<Vec<Define>>>>;
+    type Seeds = std::sync::Mutex<rustc_hash::FxHashMap<(Toolchain, Vec<String>), Arc<Seed>>>;
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     let mut seeds = SEEDS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     Arc::clone(seeds.entry((driver, options.to_vec())).or_insert_with(|| {
-        let mut all = (**predefined(driver)).clone();
+        let mut all = predefined_defines(driver);
         all.extend(own);
-        Arc::new(all)
+        Arc::new(Seed::new(all))
     }))
 }
 
