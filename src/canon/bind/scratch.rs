@@ -26,6 +26,7 @@ const SPARES: usize = 2;
 #[derive(Default)]
 pub struct Spare {
     lexed: Vec<Vec<(TokenKind, Range<usize>, bool)>>,
+    comments: Vec<Vec<(usize, (TokenKind, Range<usize>, bool))>>,
     terms: Vec<Vec<(usize, Tok, usize)>>,
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
@@ -47,6 +48,12 @@ pub trait Kept: Sized {
 impl Kept for (TokenKind, Range<usize>, bool) {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.lexed
+    }
+}
+
+impl Kept for (usize, (TokenKind, Range<usize>, bool)) {
+    fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
+        &mut spare.comments
     }
 }
 
