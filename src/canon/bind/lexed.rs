@@ -59,8 +59,9 @@ pub fn lex(text: &[u8]) -> Lexed {
     let mut code: Vec<Token> = scratch::take(text.len() / 4 + 1);
     // Comments are few: each is kept with the index in the code it stands
     // before, and the full list is put together once, copying the code
-    // between them in runs (one push per token, not two).
-    let mut comments: Vec<(usize, Token)> = Vec::new();
+    // between them in runs (one push per token, not two). A kept buffer:
+    // grown anew for every text, it was a handful of reallocations each.
+    let mut comments: Vec<(usize, Token)> = scratch::take(0);
     let mut directives: Vec<usize> = scratch::take(0);
     let mut keywords = Keywords::default();
     let mut digraphs = false;
@@ -89,13 +90,14 @@ pub fn lex(text: &[u8]) -> Lexed {
     if !comments.is_empty() {
         all = scratch::take(code.len() + comments.len());
         let mut copied = 0;
-        for (at, comment) in comments {
+        for (at, comment) in comments.drain(..) {
             all.extend_from_slice(&code[copied..at]);
             all.push(comment);
             copied = at;
         }
         all.extend_from_slice(&code[copied..]);
     }
+    scratch::give(comments);
     Lexed {
         all,
         code,

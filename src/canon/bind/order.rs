@@ -18,7 +18,9 @@ pub fn preorder(scopes: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
     // Each subtree done so far as a list threaded through `next`: its root
     // (the outermost scope, first in preorder) and its last element.
     let mut next = vec![NONE; scopes.len()];
-    let mut done: Vec<(u32, u32)> = Vec::new();
+    // At most one entry per scope: sized once, since growing it was a
+    // handful of reallocations per text.
+    let mut done: Vec<(u32, u32)> = Vec::with_capacity(scopes.len());
     for (i, &(l, r)) in scopes.iter().enumerate() {
         if l >= r {
             return None;

@@ -9,6 +9,7 @@
 //! reused; one larger than [`KEEP`] is freed as before, so a thread that once
 //! met a huge text does not hold its memory.
 
+use super::lexed::Token;
 use super::sink::Decl;
 use super::tokens::{Ident, Tok};
 use crate::canon::lexer::TokenKind;
@@ -26,6 +27,7 @@ const SPARES: usize = 2;
 #[derive(Default)]
 pub struct Spare {
     lexed: Vec<Vec<(TokenKind, Range<usize>, bool)>>,
+    comments: Vec<Vec<(usize, Token)>>,
     terms: Vec<Vec<(usize, Tok, usize)>>,
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
@@ -47,6 +49,12 @@ pub trait Kept: Sized {
 impl Kept for (TokenKind, Range<usize>, bool) {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.lexed
+    }
+}
+
+impl Kept for (usize, Token) {
+    fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
+        &mut spare.comments
     }
 }
 
