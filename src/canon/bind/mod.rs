@@ -4,7 +4,7 @@
 //! adapter in [`tokens`]), cuts it into top-level items, parses each with the
 //! island grammar `grammar/kernel.lalrpop` (declarations exact, expressions as
 //! balanced token runs; a plain function definition by a hand-written descent
-//! over the same productions, [`stmts`], which leaves anything else to the LR
+//! over the same productions, `stmts`, which leaves anything else to the LR
 //! parser), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole

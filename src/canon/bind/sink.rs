@@ -95,7 +95,7 @@ type Reject = ParseError<usize, Tok, ()>;
 
 impl Sink {
     /// An empty sink whose declaration and scope lists are the thread's
-    /// kept buffers (see [`super::scratch`]): a text's records then grow no
+    /// kept buffers (see `scratch`): a text's records then grow no
     /// list anew. They go back when the sink is dropped.
     pub fn new(glsl: bool) -> Sink {
         let mut sink = Sink::default();
