@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use super::compiler::{Compiler, REMOVED_ENV};
 use super::includes::memo::{self, StatId};
-use super::includes::Define;
+use super::macros::Predefined;
 use super::options::Flags;
 use crate::key::{Digest, PartsHasher};
 
@@ -88,7 +88,7 @@ const ANCESTORS: usize = 4;
 #[derive(Clone, Debug)]
 pub(crate) struct Answers {
     /// The definitions `-dM` listed ([`super::macros::parse_dm`]).
-    pub defines: Vec<Define>,
+    pub defines: Predefined,
     /// The files `-MD` reported (the prelude's stdin, `-`, left out).
     pub read: Vec<PathBuf>,
     /// The link line `-###` showed, split into words.
@@ -158,7 +158,7 @@ impl Session {
     }
 
     /// The kept definitions, moved out (the answers keep none after).
-    pub(crate) fn take_defines(&mut self) -> Vec<Define> {
+    pub(crate) fn take_predefined(&mut self) -> Predefined {
         self.kept
             .as_mut()
             .map(|f| std::mem::take(&mut f.answers.defines))
@@ -591,7 +591,7 @@ mod tests {
             libraries: vec![absent.clone()],
         };
         let answers = Answers {
-            defines: vec![],
+            defines: Predefined::default(),
             read: vec![],
             link_line: vec![],
             linked: vec![],
@@ -617,7 +617,7 @@ mod tests {
             kept: Some(File {
                 key: String::new(),
                 answers: Answers {
-                    defines: vec![],
+                    defines: Predefined::default(),
                     read: vec![],
                     link_line: vec![],
                     linked: vec![],
@@ -652,7 +652,7 @@ mod tests {
             libraries: [&deeper[2..], &[missing.clone()][..]].concat(),
         };
         let answers = Answers {
-            defines: vec![],
+            defines: Predefined::default(),
             read: vec![],
             link_line: vec![],
             linked: vec![],

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use super::super::includes::memo::StatId;
 use super::super::includes::Define;
+use super::super::macros::Predefined;
 use super::{Answers, File};
+use crate::canon::MacroNames;
 
 /// What a record starts with; its last bytes are the format version.
 const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x03";
@@ -28,10 +30,18 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     w.0.extend_from_slice(MAGIC);
     w.bytes(file.key.as_bytes());
     let a = &file.answers;
-    w.list(&a.defines, |w, d| {
+    // The bare names, then the bodied definitions: one list of
+    // definitions, each with its body's (possibly empty) list of names.
+    let p = &a.defines;
+    w.u64((p.bare.len() + p.bodied.len()) as u64);
+    for name in p.bare.iter() {
+        w.bytes(name);
+        w.u64(0);
+    }
+    for d in &p.bodied {
         w.bytes(&d.name);
         w.list(&d.body, |w, b| w.bytes(b));
-    });
+    }
     w.list(&a.read, |w, p| w.path(p));
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
     w.list(&a.linked, |w, p| w.path(p));
@@ -64,12 +74,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     }
     let mut r = Reader(body.strip_prefix(MAGIC.as_slice())?);
     let key = String::from_utf8(r.bytes()?.to_vec()).ok()?;
-    let defines = r.list(|r| {
-        Some(Define {
-            name: r.bytes()?.into(),
-            body: r.list(|r| Some(r.bytes()?.into()))?,
-        })
-    })?;
+    let defines = r.predefined()?;
     let read = r.list(Reader::path)?;
     let link_line = r.list(|r| String::from_utf8(r.bytes()?.to_vec()).ok())?;
     let linked = r.list(Reader::path)?;
@@ -161,13 +166,45 @@ impl<'a> Reader<'a> {
         StatId::from_words(w)
     }
 
+    /// The definitions list: a bare name goes straight into the set (no
+    /// allocation of its own), a bodied definition is built whole.
+    fn predefined(&mut self) -> Option<Predefined> {
+        let n = self.count()?;
+        let mut p = Predefined {
+            // A predefined name is about 20 bytes (`__INT_LEAST16_WIDTH__`).
+            bare: MacroNames::with_capacity(n, n * 24),
+            bodied: Vec::new(),
+        };
+        for _ in 0..n {
+            let name = self.bytes()?;
+            let words = self.count()?;
+            if words == 0 {
+                p.bare.insert(name);
+                continue;
+            }
+            let mut body = Vec::with_capacity(words);
+            for _ in 0..words {
+                body.push(self.bytes()?.into());
+            }
+            p.bodied.push(Define {
+                name: name.into(),
+                body,
+            });
+        }
+        Some(p)
+    }
+
+    /// A list's length: every item takes eight bytes or more, so a count
+    /// beyond what is left is refused before anything is allocated for it.
+    fn count(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n <= self.0.len() / 8).then_some(n)
+    }
+
     /// A list: every item takes eight bytes or more, so a count beyond
     /// what is left is refused before anything is allocated for it.
     fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        if n > self.0.len() / 8 {
-            return None;
-        }
+        let n = self.count()?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             out.push(each(self)?);
@@ -185,7 +222,7 @@ mod tests {
         File {
             key: "ab".repeat(32),
             answers: Answers {
-                defines: vec![
+                defines: Predefined::from(vec![
                     Define {
                         name: (*b"__GNUC__").into(),
                         body: vec![],
@@ -194,7 +231,11 @@ mod tests {
                         name: (*b"MAX").into(),
                         body: vec![(*b"a").into(), (*b"b").into()],
                     },
-                ],
+                    Define {
+                        name: (*b"__x86_64__").into(),
+                        body: vec![],
+                    },
+                ]),
                 read: vec!["/usr/include/stdc-predef.h".into()],
                 link_line: vec!["collect2".into(), "-lc".into()],
                 linked: vec!["/lib/libc.so.6".into()],
