@@ -148,14 +148,12 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         scanned: &[forced.digest, prelude.closure.digest],
     };
     let mut session = probe_cache::Session::open(inputs.compiler, &asked);
-    let (mut predefined, link, kept) = match session.answers() {
-        Some(a) => {
-            let (read, link) = (
-                a.read.clone(),
-                (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
-            );
-            (Ok((session.take_predefined(), read)), link, true)
-        }
+    let (mut predefined, link, kept) = match session.take_answers() {
+        Some(a) => (
+            Ok((a.defines, a.read)),
+            (a.link_line, a.linked, a.unlinked),
+            true,
+        ),
         None => (
             predefined(&inputs)?.map(|(listing, read)| {
                 (macros::Predefined::from(macros::parse_dm(&listing)), read)

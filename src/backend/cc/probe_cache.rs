@@ -85,7 +85,7 @@ const LIBRARY_FILES: &[&str] = &["specs"];
 const ANCESTORS: usize = 4;
 
 /// What the two probes said.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Answers {
     /// The definitions `-dM` listed ([`super::macros::parse_dm`]).
     pub defines: Predefined,
@@ -140,9 +140,12 @@ impl Session {
         }
     }
 
-    /// The kept answers, when a sound file holds them.
-    pub(crate) fn answers(&self) -> Option<&Answers> {
-        self.kept.as_ref().map(|f| &f.answers)
+    /// The kept answers, when a sound file holds them, moved out (the
+    /// session keeps what it watches and digests, for [`Session::watched`]
+    /// and [`Session::digest`], and none of the answers: nothing keeps them
+    /// again).
+    pub(crate) fn take_answers(&mut self) -> Option<Answers> {
+        self.kept.as_mut().map(|f| std::mem::take(&mut f.answers))
     }
 
     /// The identity `path` had when the kept file's stats were checked (on
@@ -155,14 +158,6 @@ impl Session {
             .iter()
             .find(|(p, _)| p.as_os_str() == path.as_os_str())
             .map(|(_, id)| *id)
-    }
-
-    /// The kept definitions, moved out (the answers keep none after).
-    pub(crate) fn take_predefined(&mut self) -> Predefined {
-        self.kept
-            .as_mut()
-            .map(|f| std::mem::take(&mut f.answers.defines))
-            .unwrap_or_default()
     }
 
     /// `path`'s contents digest and identity: the kept one (every linked
