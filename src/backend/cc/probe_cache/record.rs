@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use super::super::includes::memo::StatId;
 use super::super::includes::Define;
 use super::super::macros::Predefined;
-use super::{Answers, File};
+use super::{Answers, File, PathList};
 use crate::canon::MacroNames;
 
 /// What a record starts with; its last bytes are the format version.
@@ -46,7 +46,8 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
     w.list(&a.linked, |w, p| w.path(p));
     w.list(&a.unlinked, |w, p| w.path(p));
-    w.list(&file.watch, |w, (p, id)| {
+    w.u64(file.watch.len() as u64);
+    for (p, id) in file.watch.iter() {
         w.path(p);
         match id {
             Some(id) => {
@@ -55,12 +56,13 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
             }
             None => w.u64(0),
         }
-    });
-    w.list(&file.digests, |w, (p, id, d)| {
+    }
+    w.u64(file.digests.len() as u64);
+    for (p, (id, d)) in file.digests.iter() {
         w.path(p);
         w.stat(id);
         w.0.extend_from_slice(d);
-    });
+    }
     let sum = crate::checksum::xxh3_64(&w.0);
     w.u64(sum);
     w.0
@@ -79,16 +81,24 @@ pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     let link_line = r.list(|r| String::from_utf8(r.bytes()?.to_vec()).ok())?;
     let linked = r.list(Reader::path)?;
     let unlinked = r.list(Reader::path)?;
-    let watch = r.list(|r| {
-        let p = r.path()?;
+    let n = r.count()?;
+    let mut watch = PathList::with_capacity(n);
+    for _ in 0..n {
+        let p = r.bytes()?;
         let id = match r.u64()? {
             0 => None,
             1 => Some(r.stat()?),
             _ => return None,
         };
-        Some((p, id))
-    })?;
-    let digests = r.list(|r| Some((r.path()?, r.stat()?, r.take(32)?.try_into().ok()?)))?;
+        watch.push(p, id);
+    }
+    let n = r.count()?;
+    let mut digests = PathList::with_capacity(n);
+    for _ in 0..n {
+        let p = r.bytes()?;
+        let id = r.stat()?;
+        digests.push(p, (id, r.take(32)?.try_into().ok()?));
+    }
     if !r.0.is_empty() {
         return None;
     }
@@ -241,8 +251,10 @@ mod tests {
                 linked: vec!["/lib/libc.so.6".into()],
                 unlinked: vec![],
             },
-            watch: vec![("/".into(), Some(here)), ("/no/such".into(), None)],
-            digests: vec![("/lib/libc.so.6".into(), here, [9; 32])],
+            watch: [("/", Some(here)), ("/no/such", None)]
+                .into_iter()
+                .collect(),
+            digests: [("/lib/libc.so.6", (here, [9; 32]))].into_iter().collect(),
         }
     }
 
