@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::includes::{parse_directive, Closure, Define};
+use super::includes::{parse_directive, Body, Closure, Define};
 use crate::canon::MacroNames;
 
 /// Identifiers whose expansion depends on where they are expanded (the
@@ -28,7 +28,7 @@ pub(crate) const POSITIONAL: &[&str] = &crate::canon::dialect::POSITION_MACROS;
 pub(crate) fn bare(name: &str) -> Define {
     Define {
         name: name.as_bytes().into(),
-        body: Vec::new(),
+        body: Body::default(),
     }
 }
 
@@ -100,7 +100,7 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
     let names_one = |d: &Define| {
         d.body
             .iter()
-            .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == &b[..]))
+            .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == b))
     };
     if !defines().any(names_one) {
         return MacroNames::default();
@@ -108,8 +108,8 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
     // ident -> the macros whose body names it
     let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
     for d in defines() {
-        for b in &d.body {
-            users.entry(&b[..]).or_default().push(&d.name);
+        for b in d.body.iter() {
+            users.entry(b).or_default().push(&d.name);
         }
     }
     let mut positional: FxHashSet<&[u8]> = FxHashSet::default();

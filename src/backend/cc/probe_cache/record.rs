@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 use super::super::includes::memo::StatId;
-use super::super::includes::Define;
+use super::super::includes::{Body, Define};
 use super::super::macros::Predefined;
 use super::{Answers, File, PathList};
 use crate::canon::MacroNames;
@@ -40,7 +40,10 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     }
     for d in &p.bodied {
         w.bytes(&d.name);
-        w.list(&d.body, |w, b| w.bytes(b));
+        w.u64(d.body.len() as u64);
+        for b in d.body.iter() {
+            w.bytes(b);
+        }
     }
     w.list(&a.read, |w, p| w.path(p));
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
@@ -192,9 +195,15 @@ impl<'a> Reader<'a> {
                 p.bare.insert(name);
                 continue;
             }
-            let mut body = Vec::with_capacity(words);
+            // An identifier is about 8 bytes (`__int128`, `unsigned`).
+            let mut body = Body::with_capacity(words * 9);
             for _ in 0..words {
-                body.push(self.bytes()?.into());
+                let word = self.bytes()?;
+                if word.contains(&0) {
+                    // No identifier holds one: no record of ours either.
+                    return None;
+                }
+                body.push(word);
             }
             p.bodied.push(Define {
                 name: name.into(),
@@ -235,15 +244,15 @@ mod tests {
                 defines: Predefined::from(vec![
                     Define {
                         name: (*b"__GNUC__").into(),
-                        body: vec![],
+                        body: Body::default(),
                     },
                     Define {
                         name: (*b"MAX").into(),
-                        body: vec![(*b"a").into(), (*b"b").into()],
+                        body: [b"a", b"b"].into_iter().collect(),
                     },
                     Define {
                         name: (*b"__x86_64__").into(),
-                        body: vec![],
+                        body: Body::default(),
                     },
                 ]),
                 read: vec!["/usr/include/stdc-predef.h".into()],
@@ -270,6 +279,30 @@ mod tests {
         assert_eq!(back.answers.unlinked, f.answers.unlinked);
         assert_eq!(back.watch, f.watch);
         assert_eq!(back.digests, f.digests);
+    }
+
+    /// The body's words are kept NUL-terminated in one buffer: a word
+    /// holding a NUL would read back as two.
+    #[test]
+    fn a_body_word_holding_a_nul_is_no_record() {
+        let record = |word: &[u8]| {
+            let mut w = Writer(MAGIC.to_vec());
+            w.bytes(b"k");
+            w.u64(1);
+            w.bytes(b"M");
+            w.u64(1);
+            w.bytes(word);
+            for _ in 0..6 {
+                w.u64(0);
+            }
+            let sum = crate::checksum::xxh3_64(&w.0);
+            w.u64(sum);
+            w.0
+        };
+        let good = decode(&record(b"ab")).expect("a plain word decodes");
+        let words: Vec<&[u8]> = good.answers.defines.bodied[0].body.iter().collect();
+        assert_eq!(words, [b"ab"]);
+        assert!(decode(&record(b"a\0b")).is_none());
     }
 
     #[test]
