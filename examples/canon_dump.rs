@@ -174,7 +174,7 @@ fn options_sets(path_spec: Option<CanonOptions>) -> Vec<(&'static str, Renamer)>
     infer.infer = true;
     let macros: MacroNames = [b"ACC".as_slice(), b"STR", b"assert", b"i3"]
         .iter()
-        .map(|m| m.to_vec().into_boxed_slice())
+        .copied()
         .collect();
     let macros = Arc::new(macros);
     sets.push(("spec", Renamer::new(&base)));

@@ -222,7 +222,7 @@ fn check(seed: u64, corpus: &[Vec<u8>]) {
     if rng.below(3) == 0 {
         let macros: MacroNames = names(&mut rng)
             .into_iter()
-            .map(|n| n.into_bytes().into_boxed_slice())
+            .map(String::into_bytes)
             .collect();
         let renamer = Renamer::new(&options).with_macros(Arc::new(macros));
         assert_eq!(

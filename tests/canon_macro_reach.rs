@@ -19,10 +19,7 @@ fn renamer(kernel_name: Option<&str>, macros: &[&str]) -> Renamer {
         r
     } else {
         r.with_macros(Arc::new(
-            macros
-                .iter()
-                .map(|m| m.as_bytes().into())
-                .collect::<MacroNames>(),
+            macros.iter().map(|m| m.as_bytes()).collect::<MacroNames>(),
         ))
     }
 }

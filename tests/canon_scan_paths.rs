@@ -163,7 +163,7 @@ type Set = (
 );
 
 fn names(list: &[&str]) -> Arc<MacroNames> {
-    Arc::new(list.iter().map(|m| m.as_bytes().into()).collect())
+    Arc::new(list.iter().map(|m| m.as_bytes()).collect())
 }
 
 fn option_sets() -> Vec<Set> {

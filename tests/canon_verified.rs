@@ -22,7 +22,7 @@ fn a_macro_from_a_header_or_option_spelled_like_a_symbol_is_kept() {
     // `-Di3=...` or a header's `#define i3 ...`: the backend reports it.
     let text = "void k(float* a) { a[0] = i3; }";
     let mut macros = MacroNames::default();
-    macros.insert(b"i3".as_slice().into());
+    macros.insert(b"i3");
     let r = Renamer::new(&CanonOptions::default()).with_macros(Arc::new(macros));
     assert_eq!(r.canonical_text(text.as_bytes()), text.as_bytes());
     // Without the macro, `i3` is still not declared: kept too.

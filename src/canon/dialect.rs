@@ -137,7 +137,7 @@ pub fn option_macros<S: AsRef<str>>(options: &[S]) -> (MacroNames, Option<String
                 uncacheable.get_or_insert_with(|| format!("option `-D{name}`: {why}"));
             }
             if body.contains("##") || found.raw.is_some() {
-                position.insert(name.as_bytes().into());
+                position.insert(name.as_bytes());
             }
         }
         if position.len() == before {

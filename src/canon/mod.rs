@@ -12,13 +12,11 @@ pub mod bind;
 pub mod dialect;
 pub mod isolation;
 pub mod lexer;
+mod macro_names;
 pub mod rename;
 mod segment;
 
 pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, KeyForm, Renamer};
 
-/// Names that are macros where a kernel is compiled (spelled as the
-/// compiler sees them, splices removed): never renamed, since a macro is not
-/// a binding and no declaration shadows it.
-pub type MacroNames = rustc_hash::FxHashSet<Box<[u8]>>;
+pub use macro_names::MacroNames;
 pub use segment::{kernel_token, segment_kernel_name};

@@ -446,7 +446,7 @@ impl<B: Backend + 'static> Resolver<B> {
             Arc::clone(&extras.position_macros)
         } else {
             let mut all = (*extras.position_macros).clone();
-            all.extend(from_options);
+            all.extend(from_options.iter());
             Arc::new(all)
         };
         let renamer = Renamer::new(&kernel.canon)

@@ -148,27 +148,28 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         scanned: &[forced.digest, prelude.closure.digest],
     };
     let mut session = probe_cache::Session::open(inputs.compiler, &asked);
-    let (mut predefined, link, kept) = match session.answers() {
-        Some(a) => {
-            let (read, link) = (
-                a.read.clone(),
-                (a.link_line.clone(), a.linked.clone(), a.unlinked.clone()),
-            );
-            (Ok((session.take_defines(), read)), link, true)
-        }
+    let (mut predefined, link, kept) = match session.take_answers() {
+        Some(a) => (
+            Ok((a.defines, a.read)),
+            (a.link_line, a.linked, a.unlinked),
+            true,
+        ),
         None => (
-            predefined(&inputs)?.map(|(listing, read)| (macros::parse_dm(&listing), read)),
+            predefined(&inputs)?.map(|(listing, read)| {
+                (macros::Predefined::from(macros::parse_dm(&listing)), read)
+            }),
             link_plan(&inputs)?,
             false,
         ),
     };
+    let mut seed = macros::Predefined::default();
     match &mut predefined {
         Ok((listed, read)) => {
             if kept {
                 // Nothing keeps them again: moved, not copied.
-                defines.append(listed);
+                seed = std::mem::take(listed);
             } else {
-                defines.extend(listed.iter().cloned());
+                seed = listed.clone();
             }
             for path in read.iter() {
                 let c = canonical(path);
@@ -229,7 +230,7 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
     Ok(Base {
         digest: h.finish(),
         files,
-        defines: Arc::new(macros::Seed::new(defines)),
+        defines: Arc::new(macros::Seed::with_predefined(seed, defines)),
         uncacheable,
         parts: vec![forced, prelude.closure],
         validation: Validation::new(watch, clock),

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::includes::{parse_directive, Closure, Define};
+use super::includes::{parse_directive, Body, Closure, Define};
 use crate::canon::MacroNames;
 
 /// Identifiers whose expansion depends on where they are expanded (the
@@ -28,7 +28,7 @@ pub(crate) const POSITIONAL: &[&str] = &crate::canon::dialect::POSITION_MACROS;
 pub(crate) fn bare(name: &str) -> Define {
     Define {
         name: name.as_bytes().into(),
-        body: Vec::new(),
+        body: Body::default(),
     }
 }
 
@@ -83,9 +83,11 @@ pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
 /// Every name in `parts`, and those of them that are positional.
 #[cfg(test)]
 pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
-    let mut all = MacroNames::default();
-    all.reserve(parts.iter().map(|p| p.len()).sum());
-    all.extend(parts.iter().flat_map(|p| p.iter()).map(|d| d.name.clone()));
+    let all = parts
+        .iter()
+        .flat_map(|p| p.iter())
+        .map(|d| &d.name)
+        .collect();
     (all, positional(parts))
 }
 
@@ -98,7 +100,7 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
     let names_one = |d: &Define| {
         d.body
             .iter()
-            .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == &b[..]))
+            .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == b))
     };
     if !defines().any(names_one) {
         return MacroNames::default();
@@ -106,8 +108,8 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
     // ident -> the macros whose body names it
     let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
     for d in defines() {
-        for b in &d.body {
-            users.entry(&b[..]).or_default().push(&d.name);
+        for b in d.body.iter() {
+            users.entry(b).or_default().push(&d.name);
         }
     }
     let mut positional: FxHashSet<&[u8]> = FxHashSet::default();
@@ -119,7 +121,7 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
             }
         }
     }
-    positional.into_iter().map(Box::from).collect()
+    positional.into_iter().collect()
 }
 
 /// The merged names, memoized.
@@ -129,11 +131,36 @@ pub(crate) struct Merged {
     pub positional: Arc<MacroNames>,
 }
 
+/// A compiler's predefined macros (its `-dM` listing) as a merge needs
+/// them: the names of those with no body, which are most, in one set, and
+/// the others whole. So a warm hit that loads the kept listing allocates a
+/// few buffers for it, not one or more per definition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Predefined {
+    /// The names of the definitions whose body names nothing.
+    pub bare: MacroNames,
+    /// The definitions whose body names something, in listing order.
+    pub bodied: Vec<Define>,
+}
+
+impl From<Vec<Define>> for Predefined {
+    fn from(defines: Vec<Define>) -> Predefined {
+        let mut p = Predefined::default();
+        for d in defines {
+            if d.body.is_empty() {
+                p.bare.insert(&d.name);
+            } else {
+                p.bodied.push(d);
+            }
+        }
+        p
+    }
+}
+
 /// The kernel-independent definitions (predefined, options, headers read
 /// before the kernels), held as what a merge needs of them: every name, and
 /// the definitions whose body names anything (only those can make a name
-/// positional). Built by moving the names out: a warm hit's few hundred
-/// predefined names are allocated once, by the kept probe's decode.
+/// positional).
 #[derive(Debug)]
 pub(crate) struct Seed {
     names: Arc<MacroNames>,
@@ -142,15 +169,28 @@ pub(crate) struct Seed {
 }
 
 impl Seed {
+    /// The names of `defines`.
     pub(crate) fn new(defines: Vec<Define>) -> Seed {
-        let mut names = MacroNames::default();
-        names.reserve(defines.len());
-        let mut bodied = Vec::new();
+        Seed::with_predefined(Predefined::default(), defines)
+    }
+
+    /// The names of `predefined` and of `defines`. The predefined set is
+    /// taken over, not copied: a warm hit's few hundred names stay where
+    /// the kept probe's decode put them.
+    pub(crate) fn with_predefined(predefined: Predefined, defines: Vec<Define>) -> Seed {
+        let Predefined {
+            bare: mut names,
+            mut bodied,
+        } = predefined;
+        let more = bodied.len() + defines.len();
+        let bytes = bodied.iter().chain(&defines).map(|d| d.name.len()).sum();
+        names.reserve(more, bytes);
+        for d in &bodied {
+            names.insert(&d.name);
+        }
         for d in defines {
-            if d.body.is_empty() {
-                names.insert(d.name);
-            } else {
-                names.insert(d.name.clone());
+            names.insert(&d.name);
+            if !d.body.is_empty() {
                 bodied.push(d);
             }
         }
@@ -196,7 +236,7 @@ pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) ->
     } else {
         let mut macros = (*seed.names).clone();
         let added = closure.defines.iter().chain(own);
-        macros.extend(added.map(|d| d.name.clone()));
+        macros.extend(added.map(|d| &d.name));
         // A body-less definition names nothing, so it makes no name
         // positional: the seed's bodied definitions stand for all of them.
         let positional = positional(&[&seed.bodied, &closure.defines, own]);
@@ -214,7 +254,7 @@ mod tests {
     use super::*;
 
     fn set(names: &[&str]) -> MacroNames {
-        names.iter().map(|n| n.as_bytes().into()).collect()
+        names.iter().map(|n| n.as_bytes()).collect()
     }
 
     #[test]

@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use super::compiler::{Compiler, REMOVED_ENV};
 use super::includes::memo::{self, StatId};
-use super::includes::Define;
+use super::macros::Predefined;
 use super::options::Flags;
 use crate::key::{Digest, PartsHasher};
 
@@ -85,10 +85,10 @@ const LIBRARY_FILES: &[&str] = &["specs"];
 const ANCESTORS: usize = 4;
 
 /// What the two probes said.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Answers {
     /// The definitions `-dM` listed ([`super::macros::parse_dm`]).
-    pub defines: Vec<Define>,
+    pub defines: Predefined,
     /// The files `-MD` reported (the prelude's stdin, `-`, left out).
     pub read: Vec<PathBuf>,
     /// The link line `-###` showed, split into words.
@@ -103,8 +103,54 @@ pub(crate) struct Answers {
 struct File {
     key: String,
     answers: Answers,
-    watch: Vec<(PathBuf, Option<StatId>)>,
-    digests: Vec<(PathBuf, StatId, [u8; 32])>,
+    watch: PathList<Option<StatId>>,
+    digests: PathList<(StatId, [u8; 32])>,
+}
+
+/// Paths, each with a value, their bytes in one buffer: a kept file
+/// watches some seventy paths, and one allocation each (and a free) was
+/// a measurable part of a warm hit.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct PathList<T> {
+    bytes: Vec<u8>,
+    items: Vec<(usize, usize, T)>,
+}
+
+impl<T> PathList<T> {
+    fn with_capacity(n: usize) -> PathList<T> {
+        PathList {
+            // About 40 bytes a path (`/usr/lib/gcc/x86_64-linux-gnu/12/`).
+            bytes: Vec::with_capacity(n * 40),
+            items: Vec::with_capacity(n),
+        }
+    }
+
+    fn push(&mut self, path: &[u8], value: T) {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(path);
+        self.items.push((at, path.len(), value));
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Path, &T)> + '_ {
+        self.items.iter().map(|(at, len, v)| {
+            let p = std::ffi::OsStr::from_bytes(&self.bytes[*at..at + len]);
+            (Path::new(p), v)
+        })
+    }
+}
+
+impl<P: AsRef<Path>, T> FromIterator<(P, T)> for PathList<T> {
+    fn from_iter<I: IntoIterator<Item = (P, T)>>(items: I) -> PathList<T> {
+        let mut list = PathList::with_capacity(0);
+        for (p, v) in items {
+            list.push(p.as_ref().as_os_str().as_bytes(), v);
+        }
+        list
+    }
 }
 
 /// One base's use of the cache: where its answers live, and what a kept
@@ -140,9 +186,12 @@ impl Session {
         }
     }
 
-    /// The kept answers, when a sound file holds them.
-    pub(crate) fn answers(&self) -> Option<&Answers> {
-        self.kept.as_ref().map(|f| &f.answers)
+    /// The kept answers, when a sound file holds them, moved out (the
+    /// session keeps what it watches and digests, for [`Session::watched`]
+    /// and [`Session::digest`], and none of the answers: nothing keeps them
+    /// again).
+    pub(crate) fn take_answers(&mut self) -> Option<Answers> {
+        self.kept.as_mut().map(|f| std::mem::take(&mut f.answers))
     }
 
     /// The identity `path` had when the kept file's stats were checked (on
@@ -157,14 +206,6 @@ impl Session {
             .map(|(_, id)| *id)
     }
 
-    /// The kept definitions, moved out (the answers keep none after).
-    pub(crate) fn take_defines(&mut self) -> Vec<Define> {
-        self.kept
-            .as_mut()
-            .map(|f| std::mem::take(&mut f.answers.defines))
-            .unwrap_or_default()
-    }
-
     /// `path`'s contents digest and identity: the kept one (every linked
     /// file is watched, so a kept file's stats were checked on load), else
     /// read (and memoized in-process).
@@ -173,10 +214,10 @@ impl Session {
         // the end, for every unequal pair): the kept names are the ones this
         // same resolution spelled, and a name spelled otherwise is only read.
         let kept = self.kept.as_ref().and_then(|f| {
-            let (_, id, d) = f
+            let (_, (id, d)) = f
                 .digests
                 .iter()
-                .find(|(p, _, _)| p.as_os_str() == path.as_os_str())?;
+                .find(|(p, _)| p.as_os_str() == path.as_os_str())?;
             Some((Digest(*d), *id))
         });
         let (d, id) = match kept {
@@ -223,11 +264,11 @@ impl Session {
         let file = File {
             key: key.to_hex(),
             answers: answers.clone(),
-            watch,
+            watch: watch.into_iter().collect(),
             digests: self
                 .digested
                 .into_iter()
-                .map(|(p, id, d)| (p, id, d.0))
+                .map(|(p, id, d)| (p, (id, d.0)))
                 .collect(),
         };
         super::identity_cache::write_private(dir, &key.to_hex(), &record::encode(&file));
@@ -591,7 +632,7 @@ mod tests {
             libraries: vec![absent.clone()],
         };
         let answers = Answers {
-            defines: vec![],
+            defines: Predefined::default(),
             read: vec![],
             link_line: vec![],
             linked: vec![],
@@ -617,14 +658,14 @@ mod tests {
             kept: Some(File {
                 key: String::new(),
                 answers: Answers {
-                    defines: vec![],
+                    defines: Predefined::default(),
                     read: vec![],
                     link_line: vec![],
                     linked: vec![],
                     unlinked: vec![],
                 },
-                watch: vec![],
-                digests: vec![(lib.clone(), id, [7; 32])],
+                watch: PathList::default(),
+                digests: [(lib.clone(), (id, [7; 32]))].into_iter().collect(),
             }),
             digested: Vec::new(),
         };
@@ -652,7 +693,7 @@ mod tests {
             libraries: [&deeper[2..], &[missing.clone()][..]].concat(),
         };
         let answers = Answers {
-            defines: vec![],
+            defines: Predefined::default(),
             read: vec![],
             link_line: vec![],
             linked: vec![],

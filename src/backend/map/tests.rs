@@ -115,8 +115,8 @@ impl Backend for Probe {
         let parts = std::iter::once(kernel.text).chain(options.iter().map(String::as_str));
         Ok(KeyExtras {
             digests: vec![digest_parts_raw(parts)],
-            macros: Arc::new([MACRO.into()].into_iter().collect()),
-            position_macros: Arc::new([POSITION_MACRO.into()].into_iter().collect()),
+            macros: Arc::new([MACRO].into_iter().collect()),
+            position_macros: Arc::new([POSITION_MACRO].into_iter().collect()),
             uncacheable: (kernel.symbol == "timed").then(|| "probe: __TIME__".into()),
             validity: Some(self.validity.clone()),
         })

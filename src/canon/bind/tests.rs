@@ -116,7 +116,7 @@ fn arguments_of_stringizing_or_unseen_macros_are_kept() {
     kept(k, "a", Reason::MacroArgument);
     ok(k, &["b"]);
     let mut macros = crate::canon::MacroNames::default();
-    macros.insert(b"isnan".as_slice().into());
+    macros.insert(b"isnan");
     let k = "void f(float a, float b) { b = isnan(a); }";
     assert_eq!(
         bind(k.as_bytes(), Some(&macros)).verdict(b"a"),

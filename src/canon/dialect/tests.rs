@@ -88,7 +88,7 @@ fn position_macros_in_code_or_directives_are_raw() {
 #[test]
 fn reported_position_macros_are_raw() {
     let mut reported = MacroNames::default();
-    reported.insert(b"assert".as_slice().into());
+    reported.insert(b"assert");
     assert!(scan(b"assert(x);", Some(&reported)).raw.is_some());
     assert!(scan(b"asserts(x);", Some(&reported)).raw.is_none());
 }
@@ -168,7 +168,7 @@ fn by_tokens(src: &str, name: Option<&str>, macros: Option<&MacroNames>) -> Find
 #[test]
 fn a_lexing_fed_at_once_finds_what_tokens_fed_one_by_one_find() {
     let mut m = MacroNames::default();
-    m.insert(b"M".as_slice().into());
+    m.insert(b"M");
     // Parentheses open before a macro is defined, closed after; names
     // before and inside calls; the kernel's name in and out of them.
     for src in [
@@ -235,7 +235,7 @@ fn the_kernel_name_in_a_directive_or_parentheses_or_a_stringifying_kernel_is_raw
     let called = "void f__seg0(char* x) { x[0] = NAME_OF(f__seg0)[6]; }";
     assert!(named(called, "f__seg0").is_clean(), "not a macro");
     let mut macros = MacroNames::default();
-    macros.insert(b"NAME_OF".as_slice().into());
+    macros.insert(b"NAME_OF");
     assert!(
         named_with(called, "f__seg0", &macros).raw.is_some(),
         "a header's macro"
@@ -300,7 +300,7 @@ fn a_position_macro_keeps_the_full_name_in_the_key() {
 #[test]
 fn a_reported_position_macro_is_raw_keyed() {
     let mut m = crate::canon::MacroNames::default();
-    m.insert(b"assert".as_slice().into());
+    m.insert(b"assert");
     let r = Renamer::new(&CanonOptions::default()).with_position_macros(m.into());
     assert!(r.canonicalize(b"assert(i1);").raw.is_some());
     assert!(r.canonicalize(b"check(i1);").raw.is_none());

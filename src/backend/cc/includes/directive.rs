@@ -122,7 +122,55 @@ pub(crate) struct Define {
     pub name: Box<[u8]>,
     /// Every identifier after the name (parameters included: more names
     /// than needed only make the position check more cautious).
-    pub body: Vec<Box<[u8]>>,
+    pub body: Body,
+}
+
+/// The identifiers of a macro's parameters and body in one buffer, each
+/// followed by a NUL byte (no identifier holds one): a compiler's
+/// predefined macros are a few hundred, loaded by every warm hit, and a
+/// buffer per identifier was an allocation each.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Body(Vec<u8>);
+
+impl Body {
+    /// With room for `bytes` bytes of identifiers and their ends.
+    pub(crate) fn with_capacity(bytes: usize) -> Body {
+        Body(Vec::with_capacity(bytes))
+    }
+
+    /// Adds `word`, which holds no NUL byte (an identifier never does).
+    pub(crate) fn push(&mut self, word: &[u8]) {
+        debug_assert!(!word.contains(&0), "an identifier holds no NUL");
+        self.0.extend_from_slice(word);
+        self.0.push(0);
+    }
+
+    /// Whether there is no identifier.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many identifiers there are.
+    pub(crate) fn len(&self) -> usize {
+        self.0.iter().filter(|b| **b == 0).count()
+    }
+
+    /// The identifiers, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.0
+            .split_inclusive(|b| *b == 0)
+            .map(|w| &w[..w.len() - 1])
+    }
+}
+
+impl<T: AsRef<[u8]>> FromIterator<T> for Body {
+    fn from_iter<I: IntoIterator<Item = T>>(words: I) -> Body {
+        let mut body = Body::default();
+        for w in words {
+            body.push(w.as_ref());
+        }
+        body
+    }
 }
 
 impl Directive {
@@ -166,9 +214,7 @@ pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
     if matches!(&name[..], b"define" | b"undef") {
         let define = ident(1).map(|macro_name| Define {
             name: macro_name.into_owned().into_boxed_slice(),
-            body: (2..toks.len())
-                .filter_map(|i| ident(i).map(|s| s.into_owned().into_boxed_slice()))
-                .collect(),
+            body: (2..toks.len()).filter_map(ident).collect(),
         });
         let mut refs = Vec::new();
         queries(body, &toks, &mut refs)?;
@@ -247,6 +293,25 @@ fn queries(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_gives_back_its_words_in_order() {
+        let empty = Body::default();
+        assert!(empty.is_empty());
+        assert_eq!(empty.len(), 0);
+        assert_eq!(empty.iter().count(), 0);
+        let body: Body = ["a", "bc", "__LINE__"].into_iter().collect();
+        assert!(!body.is_empty());
+        assert_eq!(body.len(), 3);
+        let words: Vec<&[u8]> = body.iter().collect();
+        assert_eq!(words, [&b"a"[..], b"bc", b"__LINE__"]);
+        // Two bodies that join to the same bytes are still different.
+        let other: Body = ["ab", "c", "__LINE__"].into_iter().collect();
+        assert_ne!(body, other);
+        let define = parse_directive(b"#define F(x, y) (x + g(y, __FILE__))").unwrap();
+        let words: Vec<&[u8]> = define.define.as_ref().unwrap().body.iter().collect();
+        assert_eq!(words, [&b"x"[..], b"y", b"x", b"g", b"y", b"__FILE__"]);
+    }
 
     fn refs(line: &str) -> Result<Vec<(RefKind, String, bool)>, String> {
         parse_directive(line.as_bytes()).map(|d| {

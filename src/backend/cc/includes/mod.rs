@@ -81,7 +81,7 @@ mod spelled;
 
 pub(crate) use spelled::{assembler_file_read, time_macro};
 
-pub(crate) use directive::{parse_directive, Define, RefKind, Reference};
+pub(crate) use directive::{parse_directive, Body, Define, RefKind, Reference};
 use memo::{StatId, Validation};
 
 /// GCC's default limit on `#include` nesting.

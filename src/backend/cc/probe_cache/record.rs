@@ -16,8 +16,10 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 use super::super::includes::memo::StatId;
-use super::super::includes::Define;
-use super::{Answers, File};
+use super::super::includes::{Body, Define};
+use super::super::macros::Predefined;
+use super::{Answers, File, PathList};
+use crate::canon::MacroNames;
 
 /// What a record starts with; its last bytes are the format version.
 const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x03";
@@ -28,15 +30,27 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     w.0.extend_from_slice(MAGIC);
     w.bytes(file.key.as_bytes());
     let a = &file.answers;
-    w.list(&a.defines, |w, d| {
+    // The bare names, then the bodied definitions: one list of
+    // definitions, each with its body's (possibly empty) list of names.
+    let p = &a.defines;
+    w.u64((p.bare.len() + p.bodied.len()) as u64);
+    for name in p.bare.iter() {
+        w.bytes(name);
+        w.u64(0);
+    }
+    for d in &p.bodied {
         w.bytes(&d.name);
-        w.list(&d.body, |w, b| w.bytes(b));
-    });
+        w.u64(d.body.len() as u64);
+        for b in d.body.iter() {
+            w.bytes(b);
+        }
+    }
     w.list(&a.read, |w, p| w.path(p));
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
     w.list(&a.linked, |w, p| w.path(p));
     w.list(&a.unlinked, |w, p| w.path(p));
-    w.list(&file.watch, |w, (p, id)| {
+    w.u64(file.watch.len() as u64);
+    for (p, id) in file.watch.iter() {
         w.path(p);
         match id {
             Some(id) => {
@@ -45,12 +59,13 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
             }
             None => w.u64(0),
         }
-    });
-    w.list(&file.digests, |w, (p, id, d)| {
+    }
+    w.u64(file.digests.len() as u64);
+    for (p, (id, d)) in file.digests.iter() {
         w.path(p);
         w.stat(id);
         w.0.extend_from_slice(d);
-    });
+    }
     let sum = crate::checksum::xxh3_64(&w.0);
     w.u64(sum);
     w.0
@@ -64,26 +79,29 @@ pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     }
     let mut r = Reader(body.strip_prefix(MAGIC.as_slice())?);
     let key = String::from_utf8(r.bytes()?.to_vec()).ok()?;
-    let defines = r.list(|r| {
-        Some(Define {
-            name: r.bytes()?.into(),
-            body: r.list(|r| Some(r.bytes()?.into()))?,
-        })
-    })?;
+    let defines = r.predefined()?;
     let read = r.list(Reader::path)?;
     let link_line = r.list(|r| String::from_utf8(r.bytes()?.to_vec()).ok())?;
     let linked = r.list(Reader::path)?;
     let unlinked = r.list(Reader::path)?;
-    let watch = r.list(|r| {
-        let p = r.path()?;
+    let n = r.count()?;
+    let mut watch = PathList::with_capacity(n);
+    for _ in 0..n {
+        let p = r.bytes()?;
         let id = match r.u64()? {
             0 => None,
             1 => Some(r.stat()?),
             _ => return None,
         };
-        Some((p, id))
-    })?;
-    let digests = r.list(|r| Some((r.path()?, r.stat()?, r.take(32)?.try_into().ok()?)))?;
+        watch.push(p, id);
+    }
+    let n = r.count()?;
+    let mut digests = PathList::with_capacity(n);
+    for _ in 0..n {
+        let p = r.bytes()?;
+        let id = r.stat()?;
+        digests.push(p, (id, r.take(32)?.try_into().ok()?));
+    }
     if !r.0.is_empty() {
         return None;
     }
@@ -161,13 +179,51 @@ impl<'a> Reader<'a> {
         StatId::from_words(w)
     }
 
+    /// The definitions list: a bare name goes straight into the set (no
+    /// allocation of its own), a bodied definition is built whole.
+    fn predefined(&mut self) -> Option<Predefined> {
+        let n = self.count()?;
+        let mut p = Predefined {
+            // A predefined name is about 20 bytes (`__INT_LEAST16_WIDTH__`).
+            bare: MacroNames::with_capacity(n, n * 24),
+            bodied: Vec::new(),
+        };
+        for _ in 0..n {
+            let name = self.bytes()?;
+            let words = self.count()?;
+            if words == 0 {
+                p.bare.insert(name);
+                continue;
+            }
+            // An identifier is about 8 bytes (`__int128`, `unsigned`).
+            let mut body = Body::with_capacity(words * 9);
+            for _ in 0..words {
+                let word = self.bytes()?;
+                if word.contains(&0) {
+                    // No identifier holds one: no record of ours either.
+                    return None;
+                }
+                body.push(word);
+            }
+            p.bodied.push(Define {
+                name: name.into(),
+                body,
+            });
+        }
+        Some(p)
+    }
+
+    /// A list's length: every item takes eight bytes or more, so a count
+    /// beyond what is left is refused before anything is allocated for it.
+    fn count(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n <= self.0.len() / 8).then_some(n)
+    }
+
     /// A list: every item takes eight bytes or more, so a count beyond
     /// what is left is refused before anything is allocated for it.
     fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        if n > self.0.len() / 8 {
-            return None;
-        }
+        let n = self.count()?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             out.push(each(self)?);
@@ -185,23 +241,29 @@ mod tests {
         File {
             key: "ab".repeat(32),
             answers: Answers {
-                defines: vec![
+                defines: Predefined::from(vec![
                     Define {
                         name: (*b"__GNUC__").into(),
-                        body: vec![],
+                        body: Body::default(),
                     },
                     Define {
                         name: (*b"MAX").into(),
-                        body: vec![(*b"a").into(), (*b"b").into()],
+                        body: [b"a", b"b"].into_iter().collect(),
                     },
-                ],
+                    Define {
+                        name: (*b"__x86_64__").into(),
+                        body: Body::default(),
+                    },
+                ]),
                 read: vec!["/usr/include/stdc-predef.h".into()],
                 link_line: vec!["collect2".into(), "-lc".into()],
                 linked: vec!["/lib/libc.so.6".into()],
                 unlinked: vec![],
             },
-            watch: vec![("/".into(), Some(here)), ("/no/such".into(), None)],
-            digests: vec![("/lib/libc.so.6".into(), here, [9; 32])],
+            watch: [("/", Some(here)), ("/no/such", None)]
+                .into_iter()
+                .collect(),
+            digests: [("/lib/libc.so.6", (here, [9; 32]))].into_iter().collect(),
         }
     }
 
@@ -217,6 +279,30 @@ mod tests {
         assert_eq!(back.answers.unlinked, f.answers.unlinked);
         assert_eq!(back.watch, f.watch);
         assert_eq!(back.digests, f.digests);
+    }
+
+    /// The body's words are kept NUL-terminated in one buffer: a word
+    /// holding a NUL would read back as two.
+    #[test]
+    fn a_body_word_holding_a_nul_is_no_record() {
+        let record = |word: &[u8]| {
+            let mut w = Writer(MAGIC.to_vec());
+            w.bytes(b"k");
+            w.u64(1);
+            w.bytes(b"M");
+            w.u64(1);
+            w.bytes(word);
+            for _ in 0..6 {
+                w.u64(0);
+            }
+            let sum = crate::checksum::xxh3_64(&w.0);
+            w.u64(sum);
+            w.0
+        };
+        let good = decode(&record(b"ab")).expect("a plain word decodes");
+        let words: Vec<&[u8]> = good.answers.defines.bodied[0].body.iter().collect();
+        assert_eq!(words, [b"ab"]);
+        assert!(decode(&record(b"a\0b")).is_none());
     }
 
     #[test]
