@@ -289,3 +289,104 @@ mod phases {
         assert_eq!(toks(r"a\u0024"), [(Ident, r"a\u0024")]);
     }
 }
+
+/// Every token of `src`, read with the fast path and without it.
+fn both_readings(src: &[u8]) -> [Vec<(TokenKind, Range<usize>, bool)>; 2] {
+    let mut fast = Vec::new();
+    token_loop::<true, true>(src, |k, s, e| fast.push((k, s, e)));
+    let mut logos = Vec::new();
+    token_loop::<true, false>(src, |k, s, e| logos.push((k, s, e)));
+    [fast, logos]
+}
+
+#[test]
+fn the_fast_path_reads_every_token_as_logos_does() {
+    // Pieces that start, end or continue tokens the fast path reads, and
+    // the ones it must leave to logos, glued at random (a fixed LCG).
+    let pieces: &[&[u8]] = &[
+        b"a",
+        b"x1",
+        b"_$",
+        b"\xc3\xa9",
+        b"u8",
+        b"L",
+        b"R",
+        b"u",
+        b"0",
+        b"1e",
+        b"0x1p",
+        b".5",
+        b"1'0",
+        b"'",
+        b"\"",
+        b"e",
+        b"+",
+        b"-",
+        b">",
+        b":",
+        b"<",
+        b"%",
+        b"#",
+        b"[",
+        b"]",
+        b".",
+        b"..",
+        b"/",
+        b"*",
+        b"\\",
+        b"\\\n",
+        b"\\ \r\n",
+        b"\\\r",
+        b" ",
+        b"\t",
+        b"\x0b",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b"(",
+        b")",
+        b"{",
+        b";",
+        b"?",
+        b"@",
+        b"`",
+        b"\0",
+        b"\x7f",
+        b"\\u00e9",
+        b"\\u0041",
+        b"\\U0001F600",
+        b"//",
+        b"/*",
+        b"*/",
+        b"%:",
+        b"%>",
+        b"<%",
+        b"[[",
+        b"]]",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    for _ in 0..20_000 {
+        let len = 1 + rand(12);
+        let src: Vec<u8> = (0..len)
+            .flat_map(|_| pieces[rand(pieces.len())].iter().copied())
+            .collect();
+        let [fast, logos] = both_readings(&src);
+        assert_eq!(fast, logos, "{:?}", String::from_utf8_lossy(&src));
+    }
+    // And whole kernels: the corpus.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
+    for entry in std::fs::read_dir(dir).expect("the corpus") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e != "json" && e != "md") {
+            let src = std::fs::read(&path).expect("a corpus file");
+            let [fast, logos] = both_readings(&src);
+            assert_eq!(fast, logos, "{}", path.display());
+        }
+    }
+}

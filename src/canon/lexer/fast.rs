@@ -1,0 +1,200 @@
+//! The token loop's fast path: the common tokens read by hand, a table
+//! lookup per byte, without the logos state machine's dispatch per token.
+//!
+//! Plain identifiers, numbers, blanks, comments and the punctuators that
+//! are one byte or an obvious two (`->`, `::`, `--`, digraphs) are most of
+//! a kernel's tokens. Wherever a longer or a different token than the one
+//! read here could start (a backslash, which may splice or start a UCN; a
+//! quote right after a word, which may be a prefixed literal; `#`, `%:`,
+//! `[[`, strings and every other byte), [`token`] gives up and the logos
+//! lexer reads the token, so every token is the one logos reads (the tests
+//! compare both readings on generated text).
+
+use super::{block_comment_end, line_end};
+
+/// A token the fast path read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fast {
+    /// Blanks without a newline.
+    Blank,
+    /// Blanks holding a newline: a logical line starts after them.
+    LineBreak,
+    Ident,
+    Number,
+    Punct,
+    Dot,
+    Arrow,
+    ColonColon,
+    LineComment,
+    BlockComment,
+    UnterminatedComment,
+}
+
+/// A byte's class: what a token starting with it may be.
+const OTHER: u8 = 0;
+const BLANK: u8 = 1;
+const NEWLINE: u8 = 2;
+const WORD: u8 = 3;
+const DIGIT: u8 = 4;
+/// A punctuator that is its byte alone, whatever follows.
+const ONE: u8 = 5;
+const MINUS: u8 = 6;
+const COLON: u8 = 7;
+const LESS: u8 = 8;
+const PERCENT: u8 = 9;
+const BRACKET: u8 = 10;
+const DOT: u8 = 11;
+const SLASH: u8 = 12;
+
+const CLASS: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = match c {
+            b' ' | b'\t' | 0x0b | 0x0c => BLANK,
+            b'\n' | b'\r' => NEWLINE,
+            b'A'..=b'Z' | b'a'..=b'z' | b'_' | b'$' | 0x80..=0xff => WORD,
+            b'0'..=b'9' => DIGIT,
+            b'!' | b'&' | b'*' | b'+' | b',' | b';' | b'=' | b'>' | b'?' | b'^' | b'|' | b'~'
+            | b'(' | b')' | b'{' | b'}' | b']' | b'@' | b'`' => ONE,
+            b'-' => MINUS,
+            b':' => COLON,
+            b'<' => LESS,
+            b'%' => PERCENT,
+            b'[' => BRACKET,
+            b'.' => DOT,
+            b'/' => SLASH,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// Whether a byte continues an identifier, and whether it continues a
+/// number (bit 0 and bit 1).
+const CONTINUES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let word = matches!(c, b'A'..=b'Z' | b'a'..=b'z' | b'_' | b'$' | b'0'..=b'9' | 0x80..=0xff);
+        t[b] = word as u8 | ((word || c == b'.') as u8) << 1;
+        b += 1;
+    }
+    t
+};
+
+/// The token at `at` (`at < src.len()`) and where it ends, when the fast
+/// path reads it; `None` leaves it to logos.
+#[inline(always)]
+pub(super) fn token(src: &[u8], at: usize) -> Option<(Fast, usize)> {
+    let next = |i: usize| src.get(i).copied().unwrap_or(0);
+    match CLASS[src[at] as usize] {
+        WORD => {
+            let mut i = at + 1;
+            while i < src.len() && CONTINUES[src[i] as usize] & 1 != 0 {
+                i += 1;
+            }
+            // A splice or a UCN may continue the word, a quote may make it
+            // a literal's prefix.
+            match next(i) {
+                b'\\' | b'"' | b'\'' => None,
+                _ => Some((Fast::Ident, i)),
+            }
+        }
+        BLANK | NEWLINE => {
+            let mut i = at;
+            let mut newline = false;
+            loop {
+                match CLASS[next(i) as usize] {
+                    BLANK => {}
+                    NEWLINE => newline = true,
+                    _ => break,
+                }
+                i += 1;
+            }
+            // `next` reads a 0 past the end, which is no blank.
+            if next(i) == b'\\' {
+                return None;
+            }
+            Some((
+                if newline {
+                    Fast::LineBreak
+                } else {
+                    Fast::Blank
+                },
+                i,
+            ))
+        }
+        DIGIT => number(src, at + 1),
+        ONE => Some((Fast::Punct, at + 1)),
+        MINUS => match next(at + 1) {
+            b'>' => Some((Fast::Arrow, at + 2)),
+            b'-' => Some((Fast::Punct, at + 2)),
+            b'\\' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        COLON => match next(at + 1) {
+            b':' => Some((Fast::ColonColon, at + 2)),
+            b'>' => Some((Fast::Punct, at + 2)),
+            b'\\' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        LESS => match next(at + 1) {
+            b':' | b'%' => Some((Fast::Punct, at + 2)),
+            b'\\' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        // `%:` may open a directive.
+        PERCENT => match next(at + 1) {
+            b'>' => Some((Fast::Punct, at + 2)),
+            b':' | b'\\' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        BRACKET => match next(at + 1) {
+            b'[' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        DOT => match next(at + 1) {
+            b'0'..=b'9' => number(src, at + 2),
+            b'.' if next(at + 2) == b'.' => Some((Fast::Punct, at + 3)),
+            _ => Some((Fast::Dot, at + 1)),
+        },
+        SLASH => match next(at + 1) {
+            b'/' => Some((Fast::LineComment, line_end(src, at + 2))),
+            b'*' => Some(match block_comment_end(src, at + 2) {
+                Some(end) => (Fast::BlockComment, end),
+                None => (Fast::UnterminatedComment, src.len()),
+            }),
+            b'\\' => None,
+            _ => Some((Fast::Punct, at + 1)),
+        },
+        _ => None,
+    }
+}
+
+/// A number whose digit ends at `i`: the rest of its characters, an
+/// exponent's sign and a digit separator's next character included.
+#[inline(always)]
+fn number(src: &[u8], mut i: usize) -> Option<(Fast, usize)> {
+    loop {
+        let b = src.get(i).copied().unwrap_or(0);
+        let after = src.get(i + 1).copied().unwrap_or(0);
+        if matches!(b, b'e' | b'E' | b'p' | b'P') && matches!(after, b'+' | b'-') {
+            i += 2;
+        } else if CONTINUES[b as usize] & 2 != 0 {
+            // (Past the end `b` is a 0, which continues nothing.)
+            i += 1;
+        } else if b == b'\'' && CONTINUES[after as usize] & 1 != 0 && after < 0x80 && after != b'$'
+        {
+            i += 2;
+        } else if b == b'\\' {
+            // A splice may continue the number.
+            return None;
+        } else {
+            return Some((Fast::Number, i));
+        }
+    }
+}
