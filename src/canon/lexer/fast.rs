@@ -175,6 +175,22 @@ pub(super) fn token(src: &[u8], at: usize) -> Option<(Fast, usize)> {
     }
 }
 
+/// Where the blanks at `at` end; `line_start` is set when they hold a
+/// newline. For a reader that drops blanks: a run of them read in pieces
+/// (here, then by logos from a backslash) reads as one run would.
+#[inline(always)]
+pub(super) fn skip_blanks(src: &[u8], mut at: usize, line_start: &mut bool) -> usize {
+    while let Some(&b) = src.get(at) {
+        match CLASS[b as usize] {
+            BLANK => {}
+            NEWLINE => *line_start = true,
+            _ => break,
+        }
+        at += 1;
+    }
+    at
+}
+
 /// A number whose digit ends at `i`: the rest of its characters, an
 /// exponent's sign and a digit separator's next character included.
 #[inline(always)]
