@@ -28,7 +28,6 @@
 //! read here too ([`for_each_comment_word`]), so every reading of kernel
 //! text lives in this one module.
 
-use fast::Fast;
 use logos::{Lexer, Logos};
 use std::ops::Range;
 
@@ -167,29 +166,19 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
             }
         }
         // One call of `f` below, so that it is inlined once.
-        let (kind, span, escaped) = match if FAST { fast::token(src, at) } else { None } {
-            Some((fast, end)) => {
+        // A `#` is a directive only at the start of a logical line: comments
+        // (which C turns into a space) and blanks keep the line's start, any
+        // other token ends it, and a newline that is no splice begins a new
+        // one.
+        let fast = if FAST {
+            fast::token(src, at, &mut line_start)
+        } else {
+            None
+        };
+        let (kind, span, escaped) = match fast {
+            Some((kind, end)) => {
                 let span = at..end;
                 at = end;
-                // A `#` is a directive only at the start of a logical line:
-                // comments (which C turns into a space) and blanks keep the
-                // line's start, any other token ends it, and a newline that
-                // is no splice begins a new one.
-                let kind = match fast {
-                    Fast::Blank | Fast::LineBreak => {
-                        line_start |= fast == Fast::LineBreak;
-                        TokenKind::Whitespace
-                    }
-                    Fast::LineComment => TokenKind::LineComment,
-                    Fast::BlockComment => TokenKind::BlockComment,
-                    Fast::UnterminatedComment => TokenKind::UnterminatedComment,
-                    Fast::Ident => TokenKind::Ident,
-                    Fast::Number => TokenKind::Number,
-                    Fast::Punct => TokenKind::Punct,
-                    Fast::Dot => TokenKind::Dot,
-                    Fast::Arrow => TokenKind::Arrow,
-                    Fast::ColonColon => TokenKind::ColonColon,
-                };
                 (kind, span, false)
             }
             None => {

@@ -10,25 +10,7 @@
 //! lexer reads the token, so every token is the one logos reads (the tests
 //! compare both readings on generated text).
 
-use super::{block_comment_end, line_end};
-
-/// A token the fast path read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Fast {
-    /// Blanks without a newline.
-    Blank,
-    /// Blanks holding a newline: a logical line starts after them.
-    LineBreak,
-    Ident,
-    Number,
-    Punct,
-    Dot,
-    Arrow,
-    ColonColon,
-    LineComment,
-    BlockComment,
-    UnterminatedComment,
-}
+use super::{block_comment_end, line_end, TokenKind};
 
 /// A byte's class: what a token starting with it may be.
 const OTHER: u8 = 0;
@@ -87,89 +69,78 @@ const CONTINUES: [u8; 256] = {
 };
 
 /// The token at `at` (`at < src.len()`) and where it ends, when the fast
-/// path reads it; `None` leaves it to logos.
+/// path reads it; `None` leaves it to logos. Blanks holding a newline set
+/// `line_start` (a logical line starts after them).
 #[inline(always)]
-pub(super) fn token(src: &[u8], at: usize) -> Option<(Fast, usize)> {
+pub(super) fn token(src: &[u8], at: usize, line_start: &mut bool) -> Option<(TokenKind, usize)> {
     let next = |i: usize| src.get(i).copied().unwrap_or(0);
     match CLASS[src[at] as usize] {
         WORD => {
-            let mut i = at + 1;
-            while i < src.len() && CONTINUES[src[i] as usize] & 1 != 0 {
-                i += 1;
-            }
+            let i = match src[at + 1..]
+                .iter()
+                .position(|&b| CONTINUES[b as usize] & 1 == 0)
+            {
+                Some(n) => at + 1 + n,
+                None => src.len(),
+            };
             // A splice or a UCN may continue the word, a quote may make it
             // a literal's prefix.
             match next(i) {
                 b'\\' | b'"' | b'\'' => None,
-                _ => Some((Fast::Ident, i)),
+                _ => Some((TokenKind::Ident, i)),
             }
         }
         BLANK | NEWLINE => {
-            let mut i = at;
             let mut newline = false;
-            loop {
-                match CLASS[next(i) as usize] {
-                    BLANK => {}
-                    NEWLINE => newline = true,
-                    _ => break,
-                }
-                i += 1;
-            }
-            // `next` reads a 0 past the end, which is no blank.
+            let i = skip_blanks(src, at, &mut newline);
             if next(i) == b'\\' {
                 return None;
             }
-            Some((
-                if newline {
-                    Fast::LineBreak
-                } else {
-                    Fast::Blank
-                },
-                i,
-            ))
+            *line_start |= newline;
+            Some((TokenKind::Whitespace, i))
         }
         DIGIT => number(src, at + 1),
-        ONE => Some((Fast::Punct, at + 1)),
+        ONE => Some((TokenKind::Punct, at + 1)),
         MINUS => match next(at + 1) {
-            b'>' => Some((Fast::Arrow, at + 2)),
-            b'-' => Some((Fast::Punct, at + 2)),
+            b'>' => Some((TokenKind::Arrow, at + 2)),
+            b'-' => Some((TokenKind::Punct, at + 2)),
             b'\\' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         COLON => match next(at + 1) {
-            b':' => Some((Fast::ColonColon, at + 2)),
-            b'>' => Some((Fast::Punct, at + 2)),
+            b':' => Some((TokenKind::ColonColon, at + 2)),
+            b'>' => Some((TokenKind::Punct, at + 2)),
             b'\\' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         LESS => match next(at + 1) {
-            b':' | b'%' => Some((Fast::Punct, at + 2)),
+            b':' | b'%' => Some((TokenKind::Punct, at + 2)),
             b'\\' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         // `%:` may open a directive.
         PERCENT => match next(at + 1) {
-            b'>' => Some((Fast::Punct, at + 2)),
+            b'>' => Some((TokenKind::Punct, at + 2)),
             b':' | b'\\' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         BRACKET => match next(at + 1) {
             b'[' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         DOT => match next(at + 1) {
             b'0'..=b'9' => number(src, at + 2),
-            b'.' if next(at + 2) == b'.' => Some((Fast::Punct, at + 3)),
-            _ => Some((Fast::Dot, at + 1)),
+            b'.' if next(at + 2) == b'.' => Some((TokenKind::Punct, at + 3)),
+            _ => Some((TokenKind::Dot, at + 1)),
         },
         SLASH => match next(at + 1) {
-            b'/' => Some((Fast::LineComment, line_end(src, at + 2))),
+            b'/' => Some((TokenKind::LineComment, line_end(src, at + 2))),
             b'*' => Some(match block_comment_end(src, at + 2) {
-                Some(end) => (Fast::BlockComment, end),
-                None => (Fast::UnterminatedComment, src.len()),
+                Some(end) => (TokenKind::BlockComment, end),
+                None => (TokenKind::UnterminatedComment, src.len()),
             }),
             b'\\' => None,
-            _ => Some((Fast::Punct, at + 1)),
+            _ => Some((TokenKind::Punct, at + 1)),
         },
         _ => None,
     }
@@ -194,7 +165,7 @@ pub(super) fn skip_blanks(src: &[u8], mut at: usize, line_start: &mut bool) -> u
 /// A number whose digit ends at `i`: the rest of its characters, an
 /// exponent's sign and a digit separator's next character included.
 #[inline(always)]
-fn number(src: &[u8], mut i: usize) -> Option<(Fast, usize)> {
+fn number(src: &[u8], mut i: usize) -> Option<(TokenKind, usize)> {
     loop {
         let b = src.get(i).copied().unwrap_or(0);
         let after = src.get(i + 1).copied().unwrap_or(0);
@@ -210,7 +181,7 @@ fn number(src: &[u8], mut i: usize) -> Option<(Fast, usize)> {
             // A splice may continue the number.
             return None;
         } else {
-            return Some((Fast::Number, i));
+            return Some((TokenKind::Number, i));
         }
     }
 }
