@@ -152,10 +152,13 @@ pub(super) fn token(src: &[u8], at: usize, line_start: &mut bool) -> Option<(Tok
 #[inline(always)]
 pub(super) fn skip_blanks(src: &[u8], mut at: usize, line_start: &mut bool) -> usize {
     while let Some(&b) = src.get(at) {
-        match CLASS[b as usize] {
-            BLANK => {}
-            NEWLINE => *line_start = true,
-            _ => break,
+        // Most blanks are spaces: those cost no table lookup.
+        if b != b' ' {
+            match CLASS[b as usize] {
+                BLANK => {}
+                NEWLINE => *line_start = true,
+                _ => break,
+            }
         }
         at += 1;
     }
