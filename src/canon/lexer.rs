@@ -24,6 +24,11 @@
 //! opaque regions whose contents are never renamed (literals, preprocessor
 //! lines, `[[...]]` attributes). Every other punctuator is [`TokenKind::Punct`].
 //!
+//! The common tokens (plain identifiers, numbers, blanks, comments, most
+//! punctuators) are read by hand (`lexer/fast.rs`) and logos reads the rest;
+//! its patterns below still define every token (a test compares the two
+//! readings).
+//!
 //! The words of a comment's text, which the renamer renames like code, are
 //! read here too ([`for_each_comment_word`]), so every reading of kernel
 //! text lives in this one module.

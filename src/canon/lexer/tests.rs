@@ -3,6 +3,10 @@
 use super::*;
 use TokenKind::*;
 
+/// The generated-input tests' shared generator.
+#[path = "../../../tests/rng/mod.rs"]
+mod rng;
+
 /// The non-whitespace tokens of `src`, with their text.
 fn toks(src: &str) -> Vec<(TokenKind, &str)> {
     let tokens = lex(src.as_bytes());
@@ -309,7 +313,7 @@ fn both_readings(src: &[u8]) -> [Vec<(TokenKind, Range<usize>, bool)>; 2] {
 #[test]
 fn the_fast_path_reads_every_token_as_logos_does() {
     // Pieces that start, end or continue tokens the fast path reads, and
-    // the ones it must leave to logos, glued at random (a fixed LCG).
+    // the ones it must leave to logos, glued at random (a fixed seed).
     let pieces: &[&[u8]] = &[
         b"a",
         b"x1",
@@ -371,17 +375,11 @@ fn the_fast_path_reads_every_token_as_logos_does() {
         b"[[",
         b"]]",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rand = |n: usize| {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (seed >> 33) as usize % n
-    };
+    let mut rng = rng::Rng(0x2545_f491_4f6c_dd1d);
     for _ in 0..20_000 {
-        let len = 1 + rand(12);
+        let len = 1 + rng.below(12);
         let src: Vec<u8> = (0..len)
-            .flat_map(|_| pieces[rand(pieces.len())].iter().copied())
+            .flat_map(|_| rng.pick(pieces).iter().copied())
             .collect();
         let [fast, logos] = both_readings(&src);
         assert_eq!(fast, logos, "{:?}", String::from_utf8_lossy(&src));
