@@ -24,6 +24,11 @@
 //! opaque regions whose contents are never renamed (literals, preprocessor
 //! lines, `[[...]]` attributes). Every other punctuator is [`TokenKind::Punct`].
 //!
+//! The common tokens (plain identifiers, numbers, blanks, comments, most
+//! punctuators) are read by hand (`lexer/fast.rs`) and logos reads the rest;
+//! its patterns below still define every token (a test compares the two
+//! readings).
+//!
 //! The words of a comment's text, which the renamer renames like code, are
 //! read here too ([`for_each_comment_word`]), so every reading of kernel
 //! text lives in this one module.
@@ -141,47 +146,82 @@ pub fn for_each_nonblank_spliced(src: &[u8], f: impl FnMut(TokenKind, Range<usiz
 
 /// The token loop; `BLANKS`: whether blanks are passed to `f`.
 #[inline(always)]
-fn tokens<const BLANKS: bool>(src: &[u8], mut f: impl FnMut(TokenKind, Range<usize>, bool)) {
+fn tokens<const BLANKS: bool>(src: &[u8], f: impl FnMut(TokenKind, Range<usize>, bool)) {
+    token_loop::<BLANKS, true>(src, f)
+}
+
+/// The token loop; `FAST`: whether the common tokens are read by
+/// [`fast::token`] (the tests read without it too, to compare).
+#[inline(always)]
+fn token_loop<const BLANKS: bool, const FAST: bool>(
+    src: &[u8],
+    mut f: impl FnMut(TokenKind, Range<usize>, bool),
+) {
     let mut lexer = Raw::lexer(src);
-    while let Some(raw) = lexer.next() {
+    // Where the next token starts, and whether a logical line starts there.
+    let mut at = 0;
+    let mut line_start = true;
+    while at < src.len() {
+        if FAST && !BLANKS {
+            // Blanks are half the tokens: those not passed on are skipped
+            // here, without a token's dispatch.
+            at = fast::skip_blanks(src, at, &mut line_start);
+            if at == src.len() {
+                break;
+            }
+        }
+        // One call of `f` below, so that it is inlined once.
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
-        // other token ends it, and a newline that is no splice begins a new one.
-        let (kind, escaped) = match raw {
-            Ok(Raw::LineBreak) => {
-                lexer.extras.0 = true;
-                if BLANKS {
-                    f(TokenKind::Whitespace, lexer.span(), false);
-                }
-                continue;
+        // other token ends it, and a newline that is no splice begins a new
+        // one.
+        let fast = if FAST {
+            fast::token(src, at, &mut line_start)
+        } else {
+            None
+        };
+        let (kind, span, escaped) = match fast {
+            Some((kind, end)) => {
+                let span = at..end;
+                at = end;
+                (kind, span, false)
             }
-            Ok(Raw::Whitespace) => {
-                if BLANKS {
-                    f(TokenKind::Whitespace, lexer.span(), false);
+            None => {
+                // The logos lexer reads this token, from here.
+                lexer.bump(at - lexer.span().end);
+                lexer.extras.0 = line_start;
+                let Some(raw) = lexer.next() else {
+                    break;
+                };
+                let span = lexer.span();
+                at = span.end;
+                match raw {
+                    Ok(Raw::LineBreak) => {
+                        line_start = true;
+                        (TokenKind::Whitespace, span, false)
+                    }
+                    Ok(Raw::EscapedIdent) => {
+                        if ucns_are_valid(&src[span.clone()]) {
+                            (TokenKind::Ident, span, true)
+                        } else {
+                            (TokenKind::InvalidUcn, span, false)
+                        }
+                    }
+                    Ok(raw) => (raw.kind(), span, false),
+                    Err(()) => (TokenKind::Unknown, span, false),
                 }
-                continue;
-            }
-            Ok(Raw::EscapedIdent) => {
-                lexer.extras.0 = false;
-                if ucns_are_valid(&src[lexer.span()]) {
-                    (TokenKind::Ident, true)
-                } else {
-                    (TokenKind::InvalidUcn, false)
-                }
-            }
-            Ok(raw) => {
-                let kind = raw.kind();
-                if !kind.is_comment() {
-                    lexer.extras.0 = false;
-                }
-                (kind, false)
-            }
-            Err(()) => {
-                lexer.extras.0 = false;
-                (TokenKind::Unknown, false)
             }
         };
-        f(kind, lexer.span(), escaped);
+        if kind == TokenKind::Whitespace {
+            if BLANKS {
+                f(kind, span, false);
+            }
+            continue;
+        }
+        if !kind.is_comment() {
+            line_start = false;
+        }
+        f(kind, span, escaped);
     }
 }
 
@@ -613,6 +653,8 @@ enum Word {
     #[regex(r"(?-u:[\x00-\xFF])", priority = 0)]
     Other,
 }
+
+mod fast;
 
 #[cfg(test)]
 mod tests;

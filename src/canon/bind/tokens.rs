@@ -192,6 +192,8 @@ pub fn adapt<'t>(
     let mut last = Tok::Semi;
     let mut first = Tok::Semi;
     let mut at_start = true;
+    // Whether the pre-pass found a typedef declaring some name.
+    let declaring = !typedefs.declaring.is_empty();
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
@@ -233,6 +235,18 @@ pub fn adapt<'t>(
                     a.struct_words |= w.class == Tok::Struct;
                     w
                 });
+                // The common word (no construct, no macro, no class its
+                // position decides) where nothing around it matters: what the
+                // general path below gives it, in one test.
+                if word.plain && !(after_member | tag_here | declaring) {
+                    let never = (word.class != Tok::Ident).then_some(Reason::Free);
+                    a.push_id(span.start, id, never);
+                    if !hidden {
+                        a.toks.push((span.start, word.class, span.end));
+                        note(word.class, &mut last, &mut first, &mut at_start);
+                    }
+                    continue;
+                }
                 if after_member {
                     after_member = word.template;
                     a.push_id(span.start, id, Some(Reason::Member));
@@ -548,6 +562,9 @@ struct Word {
     applies: bool,
     /// A typedef name the pre-pass found.
     typedef: bool,
+    /// None of the above but its class matters: no construct, no OpenCL
+    /// space, no tag keyword, no `template`, no macro, no typedef name.
+    plain: bool,
 }
 
 impl Word {
@@ -566,16 +583,28 @@ impl Word {
         let applies = directives.applying.iter().any(|m| **m == *name);
         let is_macro = directives.defined.iter().any(|m| **m == *name)
             || macros.is_some_and(|m| m.contains(name));
-        let read = || Word {
-            opaque: opaque_construct(name, glsl),
-            class: classify(name, glsl, tag_type || typedef),
-            opencl_space: is_opencl_space(name),
-            tag_keyword: matches!(name, b"struct" | b"union" | b"enum" | b"class"),
-            template: name == b"template",
-            stringizes,
-            applies,
-            is_macro,
-            typedef,
+        let read = || {
+            let mut w = Word {
+                opaque: opaque_construct(name, glsl),
+                class: classify(name, glsl, tag_type || typedef),
+                opencl_space: is_opencl_space(name),
+                tag_keyword: matches!(name, b"struct" | b"union" | b"enum" | b"class"),
+                template: name == b"template",
+                stringizes,
+                applies,
+                is_macro,
+                typedef,
+                plain: false,
+            };
+            w.plain = w.opaque.is_none()
+                && !w.opencl_space
+                && !w.tag_keyword
+                && !w.template
+                && !w.is_macro
+                && !w.stringizes
+                && !w.applies
+                && !w.typedef;
+            w
         };
         if !keywords::is_plain(name, glsl) {
             return read();
@@ -596,6 +625,7 @@ impl Word {
             applies,
             is_macro,
             typedef,
+            plain: !(is_macro || stringizes || applies || typedef),
         };
         debug_assert!(word == read(), "{:?}", String::from_utf8_lossy(name));
         word

@@ -3,6 +3,10 @@
 use super::*;
 use TokenKind::*;
 
+/// The generated-input tests' shared generator.
+#[path = "../../../tests/rng/mod.rs"]
+mod rng;
+
 /// The non-whitespace tokens of `src`, with their text.
 fn toks(src: &str) -> Vec<(TokenKind, &str)> {
     let tokens = lex(src.as_bytes());
@@ -287,5 +291,107 @@ mod phases {
     fn ucns_c_allows_stay_identifiers() {
         assert_eq!(toks(r"caf\u00e9"), [(Ident, r"caf\u00e9")]);
         assert_eq!(toks(r"a\u0024"), [(Ident, r"a\u0024")]);
+    }
+}
+
+/// Every token of `src`, read with the fast path and without it (and the
+/// nonblank ones read with it checked against the latter).
+fn both_readings(src: &[u8]) -> [Vec<(TokenKind, Range<usize>, bool)>; 2] {
+    let mut fast = Vec::new();
+    token_loop::<true, true>(src, |k, s, e| fast.push((k, s, e)));
+    let mut logos = Vec::new();
+    token_loop::<true, false>(src, |k, s, e| logos.push((k, s, e)));
+    // Without the blanks, which the fast path then skips in its own way.
+    let mut nonblank = Vec::new();
+    token_loop::<false, true>(src, |k, s, e| nonblank.push((k, s, e)));
+    let mut want = logos.clone();
+    want.retain(|t| t.0 != Whitespace);
+    assert_eq!(nonblank, want, "{:?}", String::from_utf8_lossy(src));
+    [fast, logos]
+}
+
+#[test]
+fn the_fast_path_reads_every_token_as_logos_does() {
+    // Pieces that start, end or continue tokens the fast path reads, and
+    // the ones it must leave to logos, glued at random (a fixed seed).
+    let pieces: &[&[u8]] = &[
+        b"a",
+        b"x1",
+        b"_$",
+        b"\xc3\xa9",
+        b"u8",
+        b"L",
+        b"R",
+        b"u",
+        b"0",
+        b"1e",
+        b"0x1p",
+        b".5",
+        b"1'0",
+        b"'",
+        b"\"",
+        b"e",
+        b"+",
+        b"-",
+        b">",
+        b":",
+        b"<",
+        b"%",
+        b"#",
+        b"[",
+        b"]",
+        b".",
+        b"..",
+        b"/",
+        b"*",
+        b"\\",
+        b"\\\n",
+        b"\\ \r\n",
+        b"\\\r",
+        b" ",
+        b"\t",
+        b"\x0b",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b"(",
+        b")",
+        b"{",
+        b";",
+        b"?",
+        b"@",
+        b"`",
+        b"\0",
+        b"\x7f",
+        b"\\u00e9",
+        b"\\u0041",
+        b"\\U0001F600",
+        b"//",
+        b"/*",
+        b"*/",
+        b"%:",
+        b"%>",
+        b"<%",
+        b"[[",
+        b"]]",
+    ];
+    let mut rng = rng::Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..20_000 {
+        let len = 1 + rng.below(12);
+        let src: Vec<u8> = (0..len)
+            .flat_map(|_| rng.pick(pieces).iter().copied())
+            .collect();
+        let [fast, logos] = both_readings(&src);
+        assert_eq!(fast, logos, "{:?}", String::from_utf8_lossy(&src));
+    }
+    // And whole kernels: the corpus.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
+    for entry in std::fs::read_dir(dir).expect("the corpus") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e != "json" && e != "md") {
+            let src = std::fs::read(&path).expect("a corpus file");
+            let [fast, logos] = both_readings(&src);
+            assert_eq!(fast, logos, "{}", path.display());
+        }
     }
 }
