@@ -275,14 +275,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             append(&mut self.out, &self.names, from, to);
                             continue;
                         }
-                        Some(taken @ Taken::Token) => {
-                            append(&mut self.out, text, self.copied, span.start);
-                            self.copied = span.end;
-                            let mut out = std::mem::take(&mut self.out);
-                            self.write_taken(taken, &mut out);
-                            self.out = out;
-                            continue;
-                        }
                         _ => {}
                     }
                     self.name(span.start, span.end, member, spliced, id);
