@@ -359,7 +359,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let taken = if member {
             let elsewhere = match known {
                 Some(t) => t,
-                None => self.take(spelled.clone(), id, true),
+                None => self.take(&spelled, id, true),
             };
             // The rules' names keep their old member rule; an inferred name
             // was verified by the binder, and a member the kernel declares
@@ -373,9 +373,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
         } else {
             match known {
-                Some(Taken::Pending) => self.number(spelled.clone(), id),
+                Some(Taken::Pending) => self.number(&spelled, id),
                 Some(t) => t,
-                None => self.take(spelled.clone(), id, false),
+                None => self.take(&spelled, id, false),
             }
         };
         if let Taken::Keep { collides } = taken {
@@ -410,8 +410,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     /// Takes the decision for a spelling met for the first time (`id`: the
     /// binder's, when it has one; `member`: met as a member).
-    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
-        debug_assert!(id.is_some() || self.binding.id(&spelled).is_none());
+    fn take(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        debug_assert!(id.is_some() || self.binding.id(spelled).is_none());
         let verdict = match id {
             Some(id) => self.binding.verdict_id(id),
             // Without an id the binder never met the name (`name` asked
@@ -419,18 +419,18 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             None if self.binding.whole.is_some() => Err(crate::canon::bind::Reason::Whole),
             None => Ok(()),
         };
-        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
+        let decision = if !self.keep.is_empty() && self.keep.contains(spelled) {
             Decision::Never
         } else {
             let listed = match (id, &self.listed) {
                 (Some(id), Some(listed)) => listed[id as usize],
                 _ => self.renamer.classes.get(spelled.as_ref()).copied(),
             };
-            match self.renamer.decide_listed(&spelled, listed) {
+            match self.renamer.decide_listed(spelled, listed) {
                 // A name is renamed only when the binder verified it.
                 Decision::Rename if self.renamer.verify && verdict.is_err() => {
                     if self.record {
-                        let why = self.why(&spelled);
+                        let why = self.why(spelled);
                         self.refused.push((spelled.clone(), why));
                     }
                     Decision::Never
@@ -451,7 +451,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         };
         let taken = match decision {
             Decision::Keep | Decision::Never => Taken::Keep {
-                collides: self.kept_collides(&spelled),
+                collides: self.kept_collides(spelled),
             },
             Decision::Token => {
                 let token = self.renamer.token.as_deref().unwrap_or_default();
@@ -471,7 +471,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     /// Gives a name to be renamed its canonical number.
-    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+    fn number(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
         self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
@@ -493,7 +493,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     #[inline]
-    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
+    fn store(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
         match id {
             Some(id) => self.by_id[id as usize] = Some(taken),
             None => {
@@ -503,7 +503,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 if self.taken.capacity() == 0 {
                     make_room(&mut self.taken);
                 }
-                self.taken.insert(spelled, taken);
+                self.taken.insert(spelled.clone(), taken);
             }
         }
     }
