@@ -199,6 +199,13 @@ impl<'t> Binding<'t> {
         self.index.get(name).copied()
     }
 
+    /// The spelling (line splices removed) of the name whose id is `id`
+    /// (see [`Binding::code_ids`]); `id` must be below
+    /// [`Binding::name_count`].
+    pub fn name(&self, id: u32) -> &Cow<'t, [u8]> {
+        &self.names[id as usize]
+    }
+
     /// How many distinct names the text has outside comments (ids run
     /// below this).
     pub fn name_count(&self) -> usize {

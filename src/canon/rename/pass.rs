@@ -275,6 +275,12 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             append(&mut self.out, &self.names, from, to);
                             continue;
                         }
+                        None if !member && !collecting => {
+                            if let Some(id) = id {
+                                self.first_in_code(id, span.start, span.end);
+                                continue;
+                            }
+                        }
                         _ => {}
                     }
                     self.name(span.start, span.end, member, spliced, id);
@@ -390,6 +396,30 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut out = std::mem::take(&mut self.out);
         self.write_taken(taken, &mut out);
         self.out = out;
+    }
+
+    /// A name in code met for the first time where it may be renamed (not
+    /// as a member, not while kept names are collected): what
+    /// [`Pass::name`] does for it, with the binder's spelling of `id`
+    /// instead of one taken from the text, and no map of comment words asked.
+    #[inline(never)]
+    fn first_in_code(&mut self, id: u32, start: usize, end: usize) {
+        let binding = self.binding.clone();
+        match self.take(binding.name(id), Some(id), false) {
+            Taken::Keep { collides } => self.collision |= collides,
+            Taken::Renamed { from, to } => {
+                append(&mut self.out, self.text, self.copied, start);
+                self.copied = end;
+                append(&mut self.out, &self.names, from, to);
+            }
+            taken => {
+                append(&mut self.out, self.text, self.copied, start);
+                self.copied = end;
+                let mut out = std::mem::take(&mut self.out);
+                self.write_taken(taken, &mut out);
+                self.out = out;
+            }
+        }
     }
 
     /// Writes what a renamed name (or the kernel's own name) becomes.
