@@ -244,7 +244,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // the rest at once.
         let mut scan = self.scan.take();
         let mut scanned = None;
-        for (k, (kind, span, spliced)) in tokens.iter().cloned().enumerate() {
+        let mut rest = tokens.iter();
+        while let Some((kind, span, spliced)) = rest.next().cloned() {
+            // The token's index, worked out only where the scan needs it:
+            // no counter kept through the loop.
+            let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
                     if let Some(s) = &mut scan {
@@ -289,7 +293,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     self.comment(span.start, span.end)
                 }
                 TokenKind::UnterminatedComment => {
-                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    feed(&mut scan, &mut scanned, text, tokens, k());
                     self.comment(span.start, span.end)
                 }
                 TokenKind::Whitespace => {}
@@ -307,7 +311,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     after_member = false
                 }
                 _ => {
-                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    feed(&mut scan, &mut scanned, text, tokens, k());
                     after_member = false
                 }
             }
