@@ -245,14 +245,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut scan = self.scan.take();
         let mut scanned = None;
         let mut rest = tokens.iter();
-        while let Some((kind, span, spliced)) = rest.next().cloned() {
+        while let Some(&(kind, ref span, spliced)) = rest.next() {
             // The token's index, worked out only where the scan needs it:
             // no counter kept through the loop.
             let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
                     if let Some(s) = &mut scan {
-                        s.quick_name(text, &span, spliced);
+                        s.quick_name(text, span, spliced);
                     }
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
@@ -300,13 +300,13 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
                 TokenKind::Punct => {
                     if let Some(s) = &mut scan {
-                        s.quick_punct(text, &span);
+                        s.quick_punct(text, span);
                     }
                     after_member = false
                 }
                 TokenKind::Number => {
                     if let Some(s) = &mut scan {
-                        s.quick_number(text, &span);
+                        s.quick_number(text, span);
                     }
                     after_member = false
                 }
