@@ -244,6 +244,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // the rest at once.
         let mut scan = self.scan.take();
         let mut scanned = None;
+        // Before a macro call is possible the scan acts on a name in code
+        // only when its spelling is `asm`, a built-in macro (each starts
+        // with `_`) or a backend's position macro (see `Scanner::quick_name`):
+        // where no name's spelling starts so, and none is reported, no name
+        // in code is handed to it, and none is tested per occurrence.
+        let scan_names = scan.as_ref().is_some_and(|s| {
+            (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
+        });
         let mut rest = tokens.iter();
         while let Some(&(kind, ref span, spliced)) = rest.next() {
             // The token's index, worked out only where the scan needs it:
@@ -251,8 +259,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
-                    if let Some(s) = &mut scan {
-                        s.quick_name(text, span, spliced);
+                    if scan_names {
+                        if let Some(s) = &mut scan {
+                            s.quick_name(text, span, spliced);
+                        }
                     }
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
