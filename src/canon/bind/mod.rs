@@ -538,8 +538,7 @@ fn resolve_pending(sink: &mut Sink, by_at: &[usize]) {
 /// stable sort stays linear on their near-sorted order (a function's own
 /// name is recorded after its body) and compares in one instruction.
 fn by_position(decls: &[sink::Decl]) -> Vec<usize> {
-    let fits =
-        decls.len() <= u32::MAX as usize && decls.iter().all(|d| d.at <= u32::MAX as usize);
+    let fits = decls.len() <= u32::MAX as usize && decls.iter().all(|d| d.at <= u32::MAX as usize);
     if !fits {
         let mut order: Vec<usize> = (0..decls.len()).collect();
         order.sort_by_key(|&i| decls[i].at);

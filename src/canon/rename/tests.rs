@@ -319,7 +319,10 @@ fn a_position_macro_or_asm_in_code_is_seen_when_only_one_name_starts_with_an_und
     // starts with `_` or `a`: one such name among plain ones must still be
     // handed over.
     for (text, raw) in [
-        (&b"void k(float* x) { int i1 = __LINE__; x[i1] = 1; }"[..], true),
+        (
+            &b"void k(float* x) { int i1 = __LINE__; x[i1] = 1; }"[..],
+            true,
+        ),
         (b"void k(float* x) { int i1 = 0; x[i1] = 1; }", false),
     ] {
         for kernel_name in [None, Some("k".to_string())] {
