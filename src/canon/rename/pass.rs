@@ -454,6 +454,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     /// Takes the decision for a spelling met for the first time (`id`: the
     /// binder's, when it has one; `member`: met as a member).
+    // A `Cow`, not a slice: where the spelling is kept its clone keeps
+    // the text's borrow (a slice would lose the lifetime and be copied).
+    #[allow(clippy::ptr_arg)]
     fn take(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
         debug_assert!(id.is_some() || self.binding.id(spelled).is_none());
         let verdict = match id {
@@ -515,6 +518,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     /// Gives a name to be renamed its canonical number.
+    // A `Cow`, not a slice: see `take`.
+    #[allow(clippy::ptr_arg)]
     fn number(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
@@ -537,6 +542,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     #[inline]
+    // A `Cow`, not a slice: see `take`.
+    #[allow(clippy::ptr_arg)]
     fn store(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
         match id {
             Some(id) => self.by_id[id as usize] = Some(taken),
