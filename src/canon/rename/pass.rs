@@ -309,8 +309,12 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 TokenKind::Whitespace => {}
                 TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
                 TokenKind::Punct => {
-                    if let Some(s) = &mut scan {
-                        s.quick_punct(text, span);
+                    // Only a punctuator of two bytes or more can matter to
+                    // the scan (see `Scanner::quick_punct`).
+                    if span.len() > 1 {
+                        if let Some(s) = &mut scan {
+                            s.quick_punct(text, span);
+                        }
                     }
                     after_member = false
                 }
