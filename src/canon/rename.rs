@@ -370,19 +370,23 @@ impl Renamer {
 
     /// [`Renamer::decide`], given what the options list `name` as.
     fn decide_listed(&self, name: &[u8], class: Option<Class>) -> Decision {
-        if class == Some(Class::Never)
-            || is_keyword(name)
-            || self.macros.as_ref().is_some_and(|m| m.contains(name))
-        {
+        if class == Some(Class::Never) || self.macros.as_ref().is_some_and(|m| m.contains(name)) {
+            return Decision::Never;
+        }
+        // A bound name (none is a keyword, or none is listed as bound: see
+        // `new`), a symbol or a scope local is no keyword: most names met
+        // are one of these, and skip the keyword test.
+        let selected = class == Some(Class::Bound)
+            || self.symbols && is_symbol(name)
+            || self.scope_locals && is_scope_local(name);
+        debug_assert!(!(selected && is_keyword(name)));
+        if !selected && is_keyword(name) {
             return Decision::Never;
         }
         if self.kernel_name.as_deref() == Some(name) {
             return Decision::Token;
         }
-        if class == Some(Class::Bound)
-            || self.symbols && is_symbol(name)
-            || self.scope_locals && is_scope_local(name)
-        {
+        if selected {
             return Decision::Rename;
         }
         for (prefix, suffix) in &self.derivations {

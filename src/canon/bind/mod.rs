@@ -199,6 +199,13 @@ impl<'t> Binding<'t> {
         self.index.get(name).copied()
     }
 
+    /// The spelling (line splices removed) of the name whose id is `id`
+    /// (see [`Binding::code_ids`]); `id` must be below
+    /// [`Binding::name_count`].
+    pub fn name(&self, id: u32) -> &Cow<'t, [u8]> {
+        &self.names[id as usize]
+    }
+
     /// How many distinct names the text has outside comments (ids run
     /// below this).
     pub fn name_count(&self) -> usize {
@@ -384,8 +391,10 @@ fn bind_with<'t>(
         a.give_back();
         return binding;
     }
-    resolve_pending(&mut sink);
-    judge(&mut a, &sink, &unparsed, &mut binding);
+    // One ordering of the declarations serves both sweeps.
+    let by_at = by_position(&sink.decls);
+    resolve_pending(&mut sink, &by_at);
+    judge(&mut a, &sink, &by_at, &unparsed, &mut binding);
     binding.unparsed = unparsed;
     binding.index = std::mem::take(&mut a.index);
     binding.names = std::mem::take(&mut a.names);
@@ -496,18 +505,15 @@ fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
 
 /// Gives each block-scope declaration the end of the innermost scope that
 /// holds it (scopes nest, so a sweep in position order finds it).
-fn resolve_pending(sink: &mut Sink) {
+/// (`by_at`: [`by_position`] of the declarations.)
+fn resolve_pending(sink: &mut Sink, by_at: &[usize]) {
     let scopes = outermost_first(&sink.scopes);
-    let mut order: Vec<usize> = (0..sink.decls.len())
-        .filter(|&i| sink.decls[i].to == PENDING)
-        .collect();
-    // Declarations stand at distinct identifiers, so a stable sort orders
-    // them as an unstable one would; it is linear on their near-sorted order
-    // (a function's own name is recorded after its body).
-    order.sort_by_key(|&i| sink.decls[i].at);
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut next = 0;
-    for i in order {
+    for &i in by_at {
+        if sink.decls[i].to != PENDING {
+            continue;
+        }
         let at = sink.decls[i].at;
         while next < scopes.len() && scopes[next].0 <= at {
             while stack.last().is_some_and(|s| s.1 <= scopes[next].0) {
@@ -524,6 +530,27 @@ fn resolve_pending(sink: &mut Sink) {
             None => sink.decls[i].kind = DeclKind::Linkage,
         }
     }
+}
+
+/// The indices of `decls` in order of position, those at one position in
+/// the order they were recorded (a stable sort). Sorted as single integers
+/// (the position above, the index below) when both fit in 32 bits: the
+/// stable sort stays linear on their near-sorted order (a function's own
+/// name is recorded after its body) and compares in one instruction.
+fn by_position(decls: &[sink::Decl]) -> Vec<usize> {
+    let fits = decls.len() <= u32::MAX as usize && decls.iter().all(|d| d.at <= u32::MAX as usize);
+    if !fits {
+        let mut order: Vec<usize> = (0..decls.len()).collect();
+        order.sort_by_key(|&i| decls[i].at);
+        return order;
+    }
+    let mut keys: Vec<u64> = decls
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.at as u64) << 32 | i as u64)
+        .collect();
+    keys.sort();
+    keys.iter().map(|&k| (k as u32) as usize).collect()
 }
 
 /// `scopes` by start, the longer first where two start together: without
@@ -592,6 +619,7 @@ impl Ranges<'_> {
 fn judge<'t>(
     a: &mut tokens::Adapted<'t>,
     sink: &Sink,
+    by_at: &[usize],
     unparsed: &[(usize, usize)],
     b: &mut Binding<'t>,
 ) {
@@ -612,9 +640,7 @@ fn judge<'t>(
     for &(id, r) in &opaque {
         fail(&mut verdicts, id, r);
     }
-    let mut decls: Vec<&sink::Decl> = sink.decls.iter().collect();
-    // Stable: linear on their near-sorted order (see `resolve_pending`).
-    decls.sort_by_key(|d| d.at);
+    let decls: Vec<&sink::Decl> = by_at.iter().map(|&i| &sink.decls[i]).collect();
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
     // One entry at most per declaration: sized so neither regrows.

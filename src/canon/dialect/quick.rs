@@ -66,10 +66,17 @@ impl Scanner<'_> {
     /// `a`.
     #[inline(always)]
     pub fn quick_name(&mut self, text: &[u8], span: &Range<usize>, spliced: bool) {
-        let first = text[span.start];
-        if first == b'_' || first == b'a' || first == b'\\' || self.position_macros.is_some() {
+        if self.quick_wants_name(&text[span.start..span.start + 1]) {
             self.token_in(text, TokenKind::Ident, span.clone(), spliced, false);
         }
+    }
+
+    /// Whether [`Scanner::quick_name`] looks further at a name whose bytes
+    /// (or spelling) start as `name` does: false for every name that is
+    /// neither `asm`, a built-in macro nor a reported position macro.
+    #[inline(always)]
+    pub fn quick_wants_name(&self, name: &[u8]) -> bool {
+        matches!(name.first(), Some(b'_' | b'a' | b'\\')) || self.position_macros.is_some()
     }
 
     /// [`Scanner::quick`] for a punctuator: only `<:` (with splices, maybe)

@@ -244,11 +244,25 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // the rest at once.
         let mut scan = self.scan.take();
         let mut scanned = None;
-        for (k, (kind, span, spliced)) in tokens.iter().cloned().enumerate() {
+        // Before a macro call is possible the scan acts on a name in code
+        // only when its spelling is `asm`, a built-in macro (each starts
+        // with `_`) or a backend's position macro (see `Scanner::quick_name`):
+        // where no name's spelling starts so, and none is reported, no name
+        // in code is handed to it, and none is tested per occurrence.
+        let scan_names = scan.as_ref().is_some_and(|s| {
+            (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
+        });
+        let mut rest = tokens.iter();
+        while let Some(&(kind, ref span, spliced)) = rest.next() {
+            // The token's index, worked out only where the scan needs it:
+            // no counter kept through the loop.
+            let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
-                    if let Some(s) = &mut scan {
-                        s.quick_name(text, &span, spliced);
+                    if scan_names {
+                        if let Some(s) = &mut scan {
+                            s.quick_name(text, span, spliced);
+                        }
                     }
                     // `a.template f<T>()`: the member is the name after `template`.
                     let template = after_member && &text[span.clone()] == b"template";
@@ -275,13 +289,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             append(&mut self.out, &self.names, from, to);
                             continue;
                         }
-                        Some(taken @ Taken::Token) => {
-                            append(&mut self.out, text, self.copied, span.start);
-                            self.copied = span.end;
-                            let mut out = std::mem::take(&mut self.out);
-                            self.write_taken(taken, &mut out);
-                            self.out = out;
-                            continue;
+                        None if !member && !collecting => {
+                            if let Some(id) = id {
+                                self.first_in_code(id, span.start, span.end);
+                                continue;
+                            }
                         }
                         _ => {}
                     }
@@ -291,25 +303,29 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     self.comment(span.start, span.end)
                 }
                 TokenKind::UnterminatedComment => {
-                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    feed(&mut scan, &mut scanned, text, tokens, k());
                     self.comment(span.start, span.end)
                 }
                 TokenKind::Whitespace => {}
                 TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
                 TokenKind::Punct => {
-                    if let Some(s) = &mut scan {
-                        s.quick_punct(text, &span);
+                    // Only a punctuator of two bytes or more can matter to
+                    // the scan (see `Scanner::quick_punct`).
+                    if span.len() > 1 {
+                        if let Some(s) = &mut scan {
+                            s.quick_punct(text, span);
+                        }
                     }
                     after_member = false
                 }
                 TokenKind::Number => {
                     if let Some(s) = &mut scan {
-                        s.quick_number(text, &span);
+                        s.quick_number(text, span);
                     }
                     after_member = false
                 }
                 _ => {
-                    feed(&mut scan, &mut scanned, text, tokens, k);
+                    feed(&mut scan, &mut scanned, text, tokens, k());
                     after_member = false
                 }
             }
@@ -367,7 +383,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let taken = if member {
             let elsewhere = match known {
                 Some(t) => t,
-                None => self.take(spelled.clone(), id, true),
+                None => self.take(&spelled, id, true),
             };
             // The rules' names keep their old member rule; an inferred name
             // was verified by the binder, and a member the kernel declares
@@ -381,9 +397,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
         } else {
             match known {
-                Some(Taken::Pending) => self.number(spelled.clone(), id),
+                Some(Taken::Pending) => self.number(&spelled, id),
                 Some(t) => t,
-                None => self.take(spelled.clone(), id, false),
+                None => self.take(&spelled, id, false),
             }
         };
         if let Taken::Keep { collides } = taken {
@@ -398,6 +414,30 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut out = std::mem::take(&mut self.out);
         self.write_taken(taken, &mut out);
         self.out = out;
+    }
+
+    /// A name in code met for the first time where it may be renamed (not
+    /// as a member, not while kept names are collected): what
+    /// [`Pass::name`] does for it, with the binder's spelling of `id`
+    /// instead of one taken from the text, and no map of comment words asked.
+    #[inline(never)]
+    fn first_in_code(&mut self, id: u32, start: usize, end: usize) {
+        let binding = self.binding.clone();
+        match self.take(binding.name(id), Some(id), false) {
+            Taken::Keep { collides } => self.collision |= collides,
+            Taken::Renamed { from, to } => {
+                append(&mut self.out, self.text, self.copied, start);
+                self.copied = end;
+                append(&mut self.out, &self.names, from, to);
+            }
+            taken => {
+                append(&mut self.out, self.text, self.copied, start);
+                self.copied = end;
+                let mut out = std::mem::take(&mut self.out);
+                self.write_taken(taken, &mut out);
+                self.out = out;
+            }
+        }
     }
 
     /// Writes what a renamed name (or the kernel's own name) becomes.
@@ -418,8 +458,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     /// Takes the decision for a spelling met for the first time (`id`: the
     /// binder's, when it has one; `member`: met as a member).
-    fn take(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
-        debug_assert!(id.is_some() || self.binding.id(&spelled).is_none());
+    // A `Cow`, not a slice: where the spelling is kept its clone keeps
+    // the text's borrow (a slice would lose the lifetime and be copied).
+    #[allow(clippy::ptr_arg)]
+    fn take(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, member: bool) -> Taken {
+        debug_assert!(id.is_some() || self.binding.id(spelled).is_none());
         let verdict = match id {
             Some(id) => self.binding.verdict_id(id),
             // Without an id the binder never met the name (`name` asked
@@ -427,18 +470,18 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             None if self.binding.whole.is_some() => Err(crate::canon::bind::Reason::Whole),
             None => Ok(()),
         };
-        let decision = if !self.keep.is_empty() && self.keep.contains(&spelled) {
+        let decision = if !self.keep.is_empty() && self.keep.contains(spelled) {
             Decision::Never
         } else {
             let listed = match (id, &self.listed) {
                 (Some(id), Some(listed)) => listed[id as usize],
                 _ => self.renamer.classes.get(spelled.as_ref()).copied(),
             };
-            match self.renamer.decide_listed(&spelled, listed) {
+            match self.renamer.decide_listed(spelled, listed) {
                 // A name is renamed only when the binder verified it.
                 Decision::Rename if self.renamer.verify && verdict.is_err() => {
                     if self.record {
-                        let why = self.why(&spelled);
+                        let why = self.why(spelled);
                         self.refused.push((spelled.clone(), why));
                     }
                     Decision::Never
@@ -459,7 +502,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         };
         let taken = match decision {
             Decision::Keep | Decision::Never => Taken::Keep {
-                collides: self.kept_collides(&spelled),
+                collides: self.kept_collides(spelled),
             },
             Decision::Token => {
                 let token = self.renamer.token.as_deref().unwrap_or_default();
@@ -479,7 +522,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     /// Gives a name to be renamed its canonical number.
-    fn number(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>) -> Taken {
+    // A `Cow`, not a slice: see `take`.
+    #[allow(clippy::ptr_arg)]
+    fn number(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>) -> Taken {
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
         self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
@@ -501,7 +546,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     }
 
     #[inline]
-    fn store(&mut self, spelled: Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
+    // A `Cow`, not a slice: see `take`.
+    #[allow(clippy::ptr_arg)]
+    fn store(&mut self, spelled: &Cow<'t, [u8]>, id: Option<u32>, taken: Taken) {
         match id {
             Some(id) => self.by_id[id as usize] = Some(taken),
             None => {
@@ -511,7 +558,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 if self.taken.capacity() == 0 {
                     make_room(&mut self.taken);
                 }
-                self.taken.insert(spelled, taken);
+                self.taken.insert(spelled.clone(), taken);
             }
         }
     }

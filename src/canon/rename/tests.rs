@@ -312,3 +312,32 @@ fn inference_lists_each_unverified_declared_name_once() {
     );
     assert_eq!(c.inferred, vec!["a".to_string()]);
 }
+
+#[test]
+fn a_position_macro_or_asm_in_code_is_seen_when_only_one_name_starts_with_an_underscore() {
+    // The walk hands the riding scan no name at all when no name's spelling
+    // starts with `_` or `a`: one such name among plain ones must still be
+    // handed over.
+    for (text, raw) in [
+        (
+            &b"void k(float* x) { int i1 = __LINE__; x[i1] = 1; }"[..],
+            true,
+        ),
+        (b"void k(float* x) { int i1 = 0; x[i1] = 1; }", false),
+    ] {
+        for kernel_name in [None, Some("k".to_string())] {
+            let o = CanonOptions {
+                kernel_name,
+                ..CanonOptions::default()
+            };
+            let c = Renamer::new(&o).canonicalize(text);
+            assert_eq!(c.raw.is_some(), raw, "{}", String::from_utf8_lossy(text));
+        }
+    }
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(b"void k(const char* s) { s = \"x\"; }\nchar* t = \"asm .incbin\";\nvoid f(void) { asm(\"nop\"); }");
+    assert!(c.uncacheable.is_some(), "{:?}", c.reason);
+}
