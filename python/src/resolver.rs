@@ -211,7 +211,7 @@ where
             })?;
         let (from_options, options_uncacheable) = option_macros(&kernel.options);
         let mut position = (*extras.position_macros).clone();
-        position.extend(from_options);
+        position.extend(from_options.iter());
         let renamer = Renamer::new(&kernel.canon)
             .with_macros(extras.macros)
             .with_position_macros(Arc::new(position));

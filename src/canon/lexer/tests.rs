@@ -402,3 +402,41 @@ fn the_fast_path_reads_every_token_as_logos_does() {
         }
     }
 }
+
+mod fast_path_props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes a C lexer treats specially, so that random texts are dense in
+    /// token boundaries the fast path must leave to logos or read as it does.
+    const SPECIAL: &[u8] =
+        b" \t\x0b\x0c\r\n\\/*'\"#%:<>.-+e0x1pPuUL8R?[](){};_a$\x80\xc3\xa9\xff\0";
+
+    fn c_ish() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                3 => proptest::sample::select(SPECIAL),
+                1 => any::<u8>(),
+            ],
+            0..48,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        /// Any bytes at all: the fast path reads every token as logos does,
+        /// with blanks passed on and without.
+        #[test]
+        fn arbitrary_bytes_read_as_logos_reads_them(src in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let [fast, logos] = both_readings(&src);
+            prop_assert_eq!(fast, logos);
+        }
+
+        /// Texts made of the bytes that start, end or continue tokens.
+        #[test]
+        fn c_like_bytes_read_as_logos_reads_them(src in c_ish()) {
+            let [fast, logos] = both_readings(&src);
+            prop_assert_eq!(fast, logos);
+        }
+    }
+}
