@@ -220,8 +220,7 @@ impl<'a> Reader<'a> {
         (n <= self.0.len() / 8).then_some(n)
     }
 
-    /// A list: every item takes eight bytes or more, so a count beyond
-    /// what is left is refused before anything is allocated for it.
+    /// A list, its length read by [`Reader::count`].
     fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
         let n = self.count()?;
         let mut out = Vec::with_capacity(n);
