@@ -170,7 +170,6 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
                 break;
             }
         }
-        // One call of `f` below, so that it is inlined once.
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
         // other token ends it, and a newline that is no splice begins a new
@@ -181,6 +180,23 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
             None
         };
         let (kind, span, escaped) = match fast {
+            // The commonest kinds get a call of `f` each, with the kind a
+            // constant there, so that what `f` does by kind is decided as
+            // it is inlined, not tested per token.
+            Some((TokenKind::Ident, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Ident, span, false);
+                continue;
+            }
+            Some((TokenKind::Punct, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Punct, span, false);
+                continue;
+            }
             Some((kind, end)) => {
                 let span = at..end;
                 at = end;

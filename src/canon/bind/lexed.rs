@@ -68,7 +68,9 @@ pub fn lex(text: &[u8]) -> Lexed {
     // Whether the last token of the code may start a digraph (a punctuator
     // starting with `<`, `%` or `:`): only then is the pair looked at.
     let mut may_start = false;
-    for_each_nonblank_spliced(text, |kind, span, spliced| {
+    // Inlined at each of the token loop's calls, where the kind is often a
+    // constant: the tests by kind below are decided there.
+    for_each_nonblank_spliced(text, #[inline(always)] |kind, span, spliced| {
         if !kind.is_comment() {
             if may_start && !digraphs {
                 if let Some(prev) = code.last() {
