@@ -639,9 +639,33 @@ impl Raw {
 /// anything (quotes included), so this is not the code lexer's reading:
 /// numbers are skipped whole (`2x` holds no name), every other byte is
 /// passed over.
-pub fn for_each_comment_word(comment: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
+pub fn for_each_comment_word(comment: &[u8], f: impl FnMut(Range<usize>, bool)) {
+    comment_words::<true>(comment, f)
+}
+
+/// [`for_each_comment_word`]; `FAST`: whether plain words, numbers and the
+/// bytes between them are read by [`fast::comment_word`] (the tests read
+/// without it too, to compare).
+#[inline(always)]
+fn comment_words<const FAST: bool>(comment: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
     let mut words = Word::lexer(comment);
-    while let Some(word) = words.next() {
+    let mut at = 0;
+    while at < comment.len() {
+        if FAST {
+            if let Some((end, word)) = fast::comment_word(comment, at) {
+                if word {
+                    f(at..end, false);
+                }
+                at = end;
+                continue;
+            }
+        }
+        // Logos reads this token, from here.
+        words.bump(at - words.span().end);
+        let Some(word) = words.next() else {
+            break;
+        };
+        at = words.span().end;
         if let Ok(Word::Ident | Word::EscapedIdent) = word {
             f(words.span(), word == Ok(Word::EscapedIdent));
         }

@@ -146,6 +146,37 @@ pub(super) fn token(src: &[u8], at: usize, line_start: &mut bool) -> Option<(Tok
     }
 }
 
+/// The token of a comment's text at `at` (`at < src.len()`), as
+/// `super::Word` reads it, when read here: where it ends, and whether it is
+/// an identifier. `None` leaves it to logos: a backslash (a UCN may start a
+/// word, a splice continue one) and a number continued by a splice.
+#[inline(always)]
+pub(super) fn comment_word(src: &[u8], at: usize) -> Option<(usize, bool)> {
+    let next = |i: usize| src.get(i).copied().unwrap_or(0);
+    match CLASS[src[at] as usize] {
+        WORD => {
+            let mut i = at + 1;
+            while i < src.len() && CONTINUES[src[i] as usize] & 1 != 0 {
+                i += 1;
+            }
+            (next(i) != b'\\').then_some((i, true))
+        }
+        DIGIT => number(src, at + 1).map(|(_, end)| (end, false)),
+        DOT if next(at + 1).is_ascii_digit() => number(src, at + 2).map(|(_, end)| (end, false)),
+        // A `.` that starts no number is a byte of its own; any other run of
+        // bytes that start nothing is one token, which names nothing.
+        DOT => Some((at + 1, false)),
+        _ if src[at] == b'\\' => None,
+        _ => {
+            let mut i = at + 1;
+            while i < src.len() && CONTINUES[src[i] as usize] & 2 == 0 && src[i] != b'\\' {
+                i += 1;
+            }
+            Some((i, false))
+        }
+    }
+}
+
 /// Where the blanks at `at` end; `line_start` is set when they hold a
 /// newline. For a reader that drops blanks: a run of them read in pieces
 /// (here, then by logos from a backslash) reads as one run would.
