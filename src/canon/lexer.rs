@@ -377,17 +377,45 @@ fn memchr_star(s: &[u8]) -> Option<usize> {
 /// Where the line comment (or preprocessor line) starting at `i` ends: at the
 /// first line end that is not part of a line splice (not included).
 fn line_end(src: &[u8], mut i: usize) -> usize {
-    while let Some(off) = src[i..]
-        .iter()
-        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\'))
-    {
-        let at = i + off;
+    while let Some(at) = next_break_or_backslash(src, i) {
         if src[at] != b'\\' {
             return at;
         }
         i = at + splice_len(src, at).max(1);
     }
     src.len()
+}
+
+/// `b` in every byte of a word.
+const fn splat(b: u8) -> u64 {
+    b as u64 * 0x0101_0101_0101_0101
+}
+
+/// The high bit of each byte of `v` that is zero (exactly: no borrow
+/// between bytes).
+#[inline(always)]
+fn zero_bytes(v: u64) -> u64 {
+    const LOW7: u64 = splat(0x7f);
+    !(((v & LOW7) + LOW7) | v | LOW7)
+}
+
+/// The first line end byte or backslash at or after `i`: eight bytes at a
+/// time (a comment's or a directive's text is long runs of neither).
+fn next_break_or_backslash(src: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = src.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hit = zero_bytes(x ^ splat(b'\n'))
+            | zero_bytes(x ^ splat(b'\r'))
+            | zero_bytes(x ^ splat(b'\\'));
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    src.get(i..)?
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\'))
+        .map(|off| i + off)
 }
 
 /// What a `/` starts, looking past line splices for a `/` or `*`.
