@@ -197,6 +197,13 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
                 f(TokenKind::Punct, span, false);
                 continue;
             }
+            Some((TokenKind::Number, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Number, span, false);
+                continue;
+            }
             Some((kind, end)) => {
                 let span = at..end;
                 at = end;
