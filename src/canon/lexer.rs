@@ -483,11 +483,19 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> Raw {
     if !lex.extras.0 {
         return Raw::Punct;
     }
-    let mut i = lex.span().end;
-    let end = loop {
-        if i >= src.len() {
+    let end = directive_end(src, lex.span().end);
+    lex.bump(end - lex.span().end);
+    Raw::Preprocessor
+}
+
+/// Where the preprocessor line whose text starts at `i` ends (see [`hash`]).
+fn directive_end(src: &[u8], mut i: usize) -> usize {
+    loop {
+        // Only these bytes end the line or begin what it must read past.
+        let Some(at) = next_in_directive(src, i) else {
             break src.len();
-        }
+        };
+        i = at;
         match src[i] {
             b'\n' | b'\r' => break i,
             b'\\' => i += splice_len(src, i).max(1),
@@ -505,9 +513,29 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> Raw {
             }
             _ => i += 1,
         }
-    };
-    lex.bump(end - lex.span().end);
-    Raw::Preprocessor
+    }
+}
+
+/// The first byte at or after `i` that [`directive_end`] acts on: eight
+/// bytes at a time.
+fn next_in_directive(src: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = src.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hit = zero_bytes(x ^ splat(b'\n'))
+            | zero_bytes(x ^ splat(b'\r'))
+            | zero_bytes(x ^ splat(b'\\'))
+            | zero_bytes(x ^ splat(b'"'))
+            | zero_bytes(x ^ splat(b'\''))
+            | zero_bytes(x ^ splat(b'/'));
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    src.get(i..)?
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\' | b'"' | b'\'' | b'/'))
+        .map(|off| i + off)
 }
 
 /// A `[[`: an attribute through its matching `]]`; brackets nest and string

@@ -479,13 +479,17 @@ mod fast_path_props {
 }
 
 #[test]
-fn line_ends_and_backslashes_are_found_eight_bytes_at_a_time() {
-    // Every byte, and the three with their high bit set, which are none.
+fn the_bytes_line_scans_stop_at_are_found_eight_bytes_at_a_time() {
+    // Every byte, and the ones looked for with their high bit set, which are
+    // none of them.
     let mut text: Vec<u8> = (0..=255u8).collect();
-    text.extend_from_slice(b"\x8a\x8d\xdcab\x0b\x0c\\\x00\x01\x09\x0e\n\r");
+    text.extend_from_slice(b"\x8a\x8d\xdc\xa2\xa7\xafab\x0b\x0c\\\x00\x01\x09\x0e\n\r\"'/");
     text.extend(std::iter::repeat_n(b'x', 19));
     for i in 0..=text.len() {
         let want = (i..text.len()).find(|&j| matches!(text[j], b'\n' | b'\r' | b'\\'));
         assert_eq!(next_break_or_backslash(&text, i), want, "from {i}");
+        let want = (i..text.len())
+            .find(|&j| matches!(text[j], b'\n' | b'\r' | b'\\' | b'"' | b'\'' | b'/'));
+        assert_eq!(next_in_directive(&text, i), want, "from {i}");
     }
 }
