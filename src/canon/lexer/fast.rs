@@ -1,16 +1,16 @@
 //! The token loop's fast path: the common tokens read by hand, a table
 //! lookup per byte, without the logos state machine's dispatch per token.
 //!
-//! Plain identifiers, numbers, blanks, comments and the punctuators that
+//! Plain identifiers, numbers, blanks, comments, directives and the punctuators that
 //! are one byte or an obvious two (`->`, `::`, `--`, digraphs) are most of
 //! a kernel's tokens. Wherever a longer or a different token than the one
 //! read here could start (a backslash, which may splice or start a UCN; a
-//! quote right after a word, which may be a prefixed literal; `#`, `%:`,
+//! quote right after a word, which may be a prefixed literal; `##`, `%:`,
 //! `[[`, strings and every other byte), [`token`] gives up and the logos
 //! lexer reads the token, so every token is the one logos reads (the tests
 //! compare both readings on generated text).
 
-use super::{block_comment_end, line_end, TokenKind};
+use super::{block_comment_end, directive_end, line_end, TokenKind};
 
 /// A byte's class: what a token starting with it may be.
 const OTHER: u8 = 0;
@@ -27,6 +27,7 @@ const PERCENT: u8 = 9;
 const BRACKET: u8 = 10;
 const DOT: u8 = 11;
 const SLASH: u8 = 12;
+const HASH: u8 = 13;
 
 const CLASS: [u8; 256] = {
     let mut t = [OTHER; 256];
@@ -47,6 +48,7 @@ const CLASS: [u8; 256] = {
             b'[' => BRACKET,
             b'.' => DOT,
             b'/' => SLASH,
+            b'#' => HASH,
             _ => OTHER,
         };
         b += 1;
@@ -140,6 +142,12 @@ pub(super) fn token(src: &[u8], at: usize, line_start: &mut bool) -> Option<(Tok
                 None => (TokenKind::UnterminatedComment, src.len()),
             }),
             b'\\' => None,
+            _ => Some((TokenKind::Punct, at + 1)),
+        },
+        // `##` (and `#`, a splice, `#`) is no directive even first on a line.
+        HASH => match next(at + 1) {
+            b'#' | b'\\' => None,
+            _ if *line_start => Some((TokenKind::Preprocessor, directive_end(src, at + 1))),
             _ => Some((TokenKind::Punct, at + 1)),
         },
         _ => None,
