@@ -1,9 +1,9 @@
 //! The token loop's fast path: the common tokens read by hand, a table
 //! lookup per byte, without the logos state machine's dispatch per token.
 //!
-//! Plain identifiers, numbers, blanks, comments, directives and the punctuators that
-//! are one byte or an obvious two (`->`, `::`, `--`, digraphs) are most of
-//! a kernel's tokens. Wherever a longer or a different token than the one
+//! Plain identifiers, numbers, blanks, comments, directives and the
+//! punctuators that are one byte or an obvious two (`->`, `::`, `--`,
+//! digraphs) are most of a kernel's tokens. Wherever a longer or a different token than the one
 //! read here could start (a backslash, which may splice or start a UCN; a
 //! quote right after a word, which may be a prefixed literal; `##`, `%:`,
 //! `[[`, strings and every other byte), [`token`] gives up and the logos
