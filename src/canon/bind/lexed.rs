@@ -70,24 +70,29 @@ pub fn lex(text: &[u8]) -> Lexed {
     let mut may_start = false;
     // Inlined at each of the token loop's calls, where the kind is often a
     // constant: the tests by kind below are decided there.
-    for_each_nonblank_spliced(text, #[inline(always)] |kind, span, spliced| {
-        if !kind.is_comment() {
-            if may_start && !digraphs {
-                if let Some(prev) = code.last() {
-                    digraphs = spells_digraph(text, prev, &(kind, span.clone(), spliced));
+    for_each_nonblank_spliced(
+        text,
+        #[inline(always)]
+        |kind, span, spliced| {
+            if !kind.is_comment() {
+                if may_start && !digraphs {
+                    if let Some(prev) = code.last() {
+                        digraphs = spells_digraph(text, prev, &(kind, span.clone(), spliced));
+                    }
                 }
+                may_start =
+                    kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
+                if kind == TokenKind::Ident {
+                    keywords.note(text, &span);
+                } else if kind == TokenKind::Preprocessor {
+                    directives.push(code.len());
+                }
+                code.push((kind, span, spliced));
+            } else {
+                comments.push((code.len(), (kind, span, spliced)));
             }
-            may_start = kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
-            if kind == TokenKind::Ident {
-                keywords.note(text, &span);
-            } else if kind == TokenKind::Preprocessor {
-                directives.push(code.len());
-            }
-            code.push((kind, span, spliced));
-        } else {
-            comments.push((code.len(), (kind, span, spliced)));
-        }
-    });
+        },
+    );
     let mut all: Vec<Token> = Vec::new();
     if !comments.is_empty() {
         all = scratch::take(code.len() + comments.len());

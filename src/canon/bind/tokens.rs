@@ -196,7 +196,6 @@ pub fn adapt<'t>(
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
-        let bytes = &text[span.clone()];
         let idx = i;
         // Inside a group already handed to the parser as one token.
         let hidden = idx < hidden_until;
@@ -204,6 +203,7 @@ pub fn adapt<'t>(
         let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
             TokenKind::Ident => {
+                let bytes = &text[span.clone()];
                 // One lookup per occurrence: what the spelling is, once per id.
                 let id = if !spliced && bytes.len() <= SHORT {
                     match short.get(text, span.start, span.end) {
@@ -374,86 +374,90 @@ pub fn adapt<'t>(
                 continue;
             }
             TokenKind::Preprocessor => continue,
-            TokenKind::Punct => match *bytes {
-                [b'{' | b'(' | b'['] => {
-                    ternary.push(0);
-                    let last = a.toks.last().map_or(Tok::Semi, |t| t.1);
-                    let at_start = stmt == a.toks.len();
-                    // A subscript or array size, or the condition of an
-                    // `if`, `while` or `switch`, declares nothing the grammar
-                    // records: it goes to the parser as one token (its names
-                    // are still judged), unless it holds a brace or a tag.
-                    let cond = bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
-                    // In an expression statement (one that starts like an
-                    // expression, not with a specifier), parentheses are
-                    // calls, casts and grouping: no declarator's.
-                    let in_expression = bytes == b"("
-                        && !at_start
-                        && matches!(
-                            a.toks[stmt].1,
-                            Tok::Ident
-                                | Tok::Op
-                                | Tok::Lit
-                                | Tok::Member
-                                | Tok::Star
-                                | Tok::Amp
-                                | Tok::Assign
-                                | Tok::Group
-                                | Tok::Return
-                        );
-                    if !hidden && (bytes == b"[" || cond || in_expression) {
-                        let (end, inside_plain) = balanced_plain(text, &raw, idx);
-                        let closed = end <= raw.len()
-                            && end > idx + 1
-                            && text[raw[end - 1].1.clone()]
-                                == *if cond { b")".as_slice() } else { b"]" };
-                        let plain = closed && inside_plain;
-                        if plain {
-                            let tok = if cond { Tok::Cond } else { Tok::Group };
-                            a.toks.push((span.start, tok, raw[end - 1].1.end));
-                            note(tok, a.toks.len(), &mut stmt);
-                            hidden_until = end;
-                            after_member = false;
-                            continue;
+            TokenKind::Punct => {
+                let bytes = &text[span.clone()];
+                match *bytes {
+                    [b'{' | b'(' | b'['] => {
+                        ternary.push(0);
+                        let last = a.toks.last().map_or(Tok::Semi, |t| t.1);
+                        let at_start = stmt == a.toks.len();
+                        // A subscript or array size, or the condition of an
+                        // `if`, `while` or `switch`, declares nothing the grammar
+                        // records: it goes to the parser as one token (its names
+                        // are still judged), unless it holds a brace or a tag.
+                        let cond =
+                            bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
+                        // In an expression statement (one that starts like an
+                        // expression, not with a specifier), parentheses are
+                        // calls, casts and grouping: no declarator's.
+                        let in_expression = bytes == b"("
+                            && !at_start
+                            && matches!(
+                                a.toks[stmt].1,
+                                Tok::Ident
+                                    | Tok::Op
+                                    | Tok::Lit
+                                    | Tok::Member
+                                    | Tok::Star
+                                    | Tok::Amp
+                                    | Tok::Assign
+                                    | Tok::Group
+                                    | Tok::Return
+                            );
+                        if !hidden && (bytes == b"[" || cond || in_expression) {
+                            let (end, inside_plain) = balanced_plain(text, &raw, idx);
+                            let closed = end <= raw.len()
+                                && end > idx + 1
+                                && text[raw[end - 1].1.clone()]
+                                    == *if cond { b")".as_slice() } else { b"]" };
+                            let plain = closed && inside_plain;
+                            if plain {
+                                let tok = if cond { Tok::Cond } else { Tok::Group };
+                                a.toks.push((span.start, tok, raw[end - 1].1.end));
+                                note(tok, a.toks.len(), &mut stmt);
+                                hidden_until = end;
+                                after_member = false;
+                                continue;
+                            }
+                        }
+                        match bytes[0] {
+                            b'{' => Tok::LBrace,
+                            b'(' => Tok::LParen,
+                            _ => Tok::LBracket,
                         }
                     }
-                    match bytes[0] {
-                        b'{' => Tok::LBrace,
-                        b'(' => Tok::LParen,
-                        _ => Tok::LBracket,
+                    [b'}' | b')' | b']'] => {
+                        if ternary.len() > 1 {
+                            ternary.pop();
+                        }
+                        match bytes[0] {
+                            b'}' => Tok::RBrace,
+                            b')' => Tok::RParen,
+                            _ => Tok::RBracket,
+                        }
                     }
-                }
-                [b'}' | b')' | b']'] => {
-                    if ternary.len() > 1 {
-                        ternary.pop();
-                    }
-                    match bytes[0] {
-                        b'}' => Tok::RBrace,
-                        b')' => Tok::RParen,
-                        _ => Tok::RBracket,
-                    }
-                }
-                [b';'] => Tok::Semi,
-                [b','] => Tok::Comma,
-                [b'*'] => Tok::Star,
-                [b'&'] => Tok::Amp,
-                [b'='] => Tok::Assign,
-                [b'.', b'.', b'.'] => Tok::Ellipsis,
-                [b'?'] => {
-                    *ternary.last_mut().expect("never empty") += 1;
-                    Tok::Op
-                }
-                [b':'] => {
-                    let open = ternary.last_mut().expect("never empty");
-                    if *open > 0 {
-                        *open -= 1;
+                    [b';'] => Tok::Semi,
+                    [b','] => Tok::Comma,
+                    [b'*'] => Tok::Star,
+                    [b'&'] => Tok::Amp,
+                    [b'='] => Tok::Assign,
+                    [b'.', b'.', b'.'] => Tok::Ellipsis,
+                    [b'?'] => {
+                        *ternary.last_mut().expect("never empty") += 1;
                         Tok::Op
-                    } else {
-                        Tok::Colon
                     }
+                    [b':'] => {
+                        let open = ternary.last_mut().expect("never empty");
+                        if *open > 0 {
+                            *open -= 1;
+                            Tok::Op
+                        } else {
+                            Tok::Colon
+                        }
+                    }
+                    _ => Tok::Op,
                 }
-                _ => Tok::Op,
-            },
+            }
             k if k.is_error() => {
                 a.whole
                     .get_or_insert_with(|| format!("a lexical error at byte {}", span.start));
