@@ -170,7 +170,6 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
                 break;
             }
         }
-        // One call of `f` below, so that it is inlined once.
         // A `#` is a directive only at the start of a logical line: comments
         // (which C turns into a space) and blanks keep the line's start, any
         // other token ends it, and a newline that is no splice begins a new
@@ -181,6 +180,30 @@ fn token_loop<const BLANKS: bool, const FAST: bool>(
             None
         };
         let (kind, span, escaped) = match fast {
+            // The commonest kinds get a call of `f` each, with the kind a
+            // constant there, so that what `f` does by kind is decided as
+            // it is inlined, not tested per token.
+            Some((TokenKind::Ident, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Ident, span, false);
+                continue;
+            }
+            Some((TokenKind::Punct, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Punct, span, false);
+                continue;
+            }
+            Some((TokenKind::Number, end)) => {
+                let span = at..end;
+                at = end;
+                line_start = false;
+                f(TokenKind::Number, span, false);
+                continue;
+            }
             Some((kind, end)) => {
                 let span = at..end;
                 at = end;
@@ -361,17 +384,45 @@ fn memchr_star(s: &[u8]) -> Option<usize> {
 /// Where the line comment (or preprocessor line) starting at `i` ends: at the
 /// first line end that is not part of a line splice (not included).
 fn line_end(src: &[u8], mut i: usize) -> usize {
-    while let Some(off) = src[i..]
-        .iter()
-        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\'))
-    {
-        let at = i + off;
+    while let Some(at) = next_break_or_backslash(src, i) {
         if src[at] != b'\\' {
             return at;
         }
         i = at + splice_len(src, at).max(1);
     }
     src.len()
+}
+
+/// `b` in every byte of a word.
+const fn splat(b: u8) -> u64 {
+    b as u64 * 0x0101_0101_0101_0101
+}
+
+/// The high bit of each byte of `v` that is zero (exactly: no borrow
+/// between bytes).
+#[inline(always)]
+fn zero_bytes(v: u64) -> u64 {
+    const LOW7: u64 = splat(0x7f);
+    !(((v & LOW7) + LOW7) | v | LOW7)
+}
+
+/// The first line end byte or backslash at or after `i`: eight bytes at a
+/// time (a comment's or a directive's text is long runs of neither).
+fn next_break_or_backslash(src: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = src.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hit = zero_bytes(x ^ splat(b'\n'))
+            | zero_bytes(x ^ splat(b'\r'))
+            | zero_bytes(x ^ splat(b'\\'));
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    src.get(i..)?
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\'))
+        .map(|off| i + off)
 }
 
 /// What a `/` starts, looking past line splices for a `/` or `*`.
@@ -432,11 +483,19 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> Raw {
     if !lex.extras.0 {
         return Raw::Punct;
     }
-    let mut i = lex.span().end;
-    let end = loop {
-        if i >= src.len() {
+    let end = directive_end(src, lex.span().end);
+    lex.bump(end - lex.span().end);
+    Raw::Preprocessor
+}
+
+/// Where the preprocessor line whose text starts at `i` ends (see [`hash`]).
+fn directive_end(src: &[u8], mut i: usize) -> usize {
+    loop {
+        // Only these bytes end the line or begin what it must read past.
+        let Some(at) = next_in_directive(src, i) else {
             break src.len();
-        }
+        };
+        i = at;
         match src[i] {
             b'\n' | b'\r' => break i,
             b'\\' => i += splice_len(src, i).max(1),
@@ -454,9 +513,29 @@ fn hash(lex: &mut Lexer<'_, Raw>) -> Raw {
             }
             _ => i += 1,
         }
-    };
-    lex.bump(end - lex.span().end);
-    Raw::Preprocessor
+    }
+}
+
+/// The first byte at or after `i` that [`directive_end`] acts on: eight
+/// bytes at a time.
+fn next_in_directive(src: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = src.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let hit = zero_bytes(x ^ splat(b'\n'))
+            | zero_bytes(x ^ splat(b'\r'))
+            | zero_bytes(x ^ splat(b'\\'))
+            | zero_bytes(x ^ splat(b'"'))
+            | zero_bytes(x ^ splat(b'\''))
+            | zero_bytes(x ^ splat(b'/'));
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    src.get(i..)?
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r' | b'\\' | b'"' | b'\'' | b'/'))
+        .map(|off| i + off)
 }
 
 /// A `[[`: an attribute through its matching `]]`; brackets nest and string
@@ -623,9 +702,33 @@ impl Raw {
 /// anything (quotes included), so this is not the code lexer's reading:
 /// numbers are skipped whole (`2x` holds no name), every other byte is
 /// passed over.
-pub fn for_each_comment_word(comment: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
+pub fn for_each_comment_word(comment: &[u8], f: impl FnMut(Range<usize>, bool)) {
+    comment_words::<true>(comment, f)
+}
+
+/// [`for_each_comment_word`]; `FAST`: whether plain words, numbers and the
+/// bytes between them are read by [`fast::comment_word`] (the tests read
+/// without it too, to compare).
+#[inline(always)]
+fn comment_words<const FAST: bool>(comment: &[u8], mut f: impl FnMut(Range<usize>, bool)) {
     let mut words = Word::lexer(comment);
-    while let Some(word) = words.next() {
+    let mut at = 0;
+    while at < comment.len() {
+        if FAST {
+            if let Some((end, word)) = fast::comment_word(comment, at) {
+                if word {
+                    f(at..end, false);
+                }
+                at = end;
+                continue;
+            }
+        }
+        // Logos reads this token, from here.
+        words.bump(at - words.span().end);
+        let Some(word) = words.next() else {
+            break;
+        };
+        at = words.span().end;
         if let Ok(Word::Ident | Word::EscapedIdent) = word {
             f(words.span(), word == Ok(Word::EscapedIdent));
         }

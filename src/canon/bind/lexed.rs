@@ -68,24 +68,31 @@ pub fn lex(text: &[u8]) -> Lexed {
     // Whether the last token of the code may start a digraph (a punctuator
     // starting with `<`, `%` or `:`): only then is the pair looked at.
     let mut may_start = false;
-    for_each_nonblank_spliced(text, |kind, span, spliced| {
-        if !kind.is_comment() {
-            if may_start && !digraphs {
-                if let Some(prev) = code.last() {
-                    digraphs = spells_digraph(text, prev, &(kind, span.clone(), spliced));
+    // Inlined at each of the token loop's calls, where the kind is often a
+    // constant: the tests by kind below are decided there.
+    for_each_nonblank_spliced(
+        text,
+        #[inline(always)]
+        |kind, span, spliced| {
+            if !kind.is_comment() {
+                if may_start && !digraphs {
+                    if let Some(prev) = code.last() {
+                        digraphs = spells_digraph(text, prev, &(kind, span.clone(), spliced));
+                    }
                 }
+                may_start =
+                    kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
+                if kind == TokenKind::Ident {
+                    keywords.note(text, &span);
+                } else if kind == TokenKind::Preprocessor {
+                    directives.push(code.len());
+                }
+                code.push((kind, span, spliced));
+            } else {
+                comments.push((code.len(), (kind, span, spliced)));
             }
-            may_start = kind == TokenKind::Punct && matches!(text[span.start], b'<' | b'%' | b':');
-            if kind == TokenKind::Ident {
-                keywords.note(text, &span);
-            } else if kind == TokenKind::Preprocessor {
-                directives.push(code.len());
-            }
-            code.push((kind, span, spliced));
-        } else {
-            comments.push((code.len(), (kind, span, spliced)));
-        }
-    });
+        },
+    );
     let mut all: Vec<Token> = Vec::new();
     if !comments.is_empty() {
         all = scratch::take(code.len() + comments.len());

@@ -187,17 +187,15 @@ pub fn adapt<'t>(
     let mut after_tag = false;
     // Tokens before this index are inside a group sent as one token.
     let mut hidden_until = 0usize;
-    // The last token sent to the parser; the first of the current statement
-    // (as far as tokens tell), and whether the next one starts a statement.
-    let mut last = Tok::Semi;
-    let mut first = Tok::Semi;
-    let mut at_start = true;
+    // Where in `a.toks` the current statement starts (as far as tokens
+    // tell; see [`note`]): the last token sent and the statement's first are
+    // read there, not kept per token.
+    let mut stmt = 0usize;
     // Whether the pre-pass found a typedef declaring some name.
     let declaring = !typedefs.declaring.is_empty();
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
-        let bytes = &text[span.clone()];
         let idx = i;
         // Inside a group already handed to the parser as one token.
         let hidden = idx < hidden_until;
@@ -205,6 +203,7 @@ pub fn adapt<'t>(
         let tag_here = std::mem::take(&mut after_tag);
         let tok = match kind {
             TokenKind::Ident => {
+                let bytes = &text[span.clone()];
                 // One lookup per occurrence: what the spelling is, once per id.
                 let id = if !spliced && bytes.len() <= SHORT {
                     match short.get(text, span.start, span.end) {
@@ -243,7 +242,7 @@ pub fn adapt<'t>(
                     a.push_id(span.start, id, never);
                     if !hidden {
                         a.toks.push((span.start, word.class, span.end));
-                        note(word.class, &mut last, &mut first, &mut at_start);
+                        note(word.class, a.toks.len(), &mut stmt);
                     }
                     continue;
                 }
@@ -252,7 +251,7 @@ pub fn adapt<'t>(
                     a.push_id(span.start, id, Some(Reason::Member));
                     if !hidden {
                         a.toks.push((span.start, Tok::Ident, span.end));
-                        note(Tok::Ident, &mut last, &mut first, &mut at_start);
+                        note(Tok::Ident, a.toks.len(), &mut stmt);
                     }
                     continue;
                 }
@@ -366,7 +365,7 @@ pub fn adapt<'t>(
                 after_member = true;
                 if !hidden {
                     a.toks.push((span.start, Tok::Member, span.end));
-                    note(Tok::Member, &mut last, &mut first, &mut at_start);
+                    note(Tok::Member, a.toks.len(), &mut stmt);
                 }
                 continue;
             }
@@ -375,84 +374,90 @@ pub fn adapt<'t>(
                 continue;
             }
             TokenKind::Preprocessor => continue,
-            TokenKind::Punct => match *bytes {
-                [b'{' | b'(' | b'['] => {
-                    ternary.push(0);
-                    // A subscript or array size, or the condition of an
-                    // `if`, `while` or `switch`, declares nothing the grammar
-                    // records: it goes to the parser as one token (its names
-                    // are still judged), unless it holds a brace or a tag.
-                    let cond = bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
-                    // In an expression statement (one that starts like an
-                    // expression, not with a specifier), parentheses are
-                    // calls, casts and grouping: no declarator's.
-                    let in_expression = bytes == b"("
-                        && !at_start
-                        && matches!(
-                            first,
-                            Tok::Ident
-                                | Tok::Op
-                                | Tok::Lit
-                                | Tok::Member
-                                | Tok::Star
-                                | Tok::Amp
-                                | Tok::Assign
-                                | Tok::Group
-                                | Tok::Return
-                        );
-                    if !hidden && (bytes == b"[" || cond || in_expression) {
-                        let (end, inside_plain) = balanced_plain(text, &raw, idx);
-                        let closed = end <= raw.len()
-                            && end > idx + 1
-                            && text[raw[end - 1].1.clone()]
-                                == *if cond { b")".as_slice() } else { b"]" };
-                        let plain = closed && inside_plain;
-                        if plain {
-                            let tok = if cond { Tok::Cond } else { Tok::Group };
-                            a.toks.push((span.start, tok, raw[end - 1].1.end));
-                            note(tok, &mut last, &mut first, &mut at_start);
-                            hidden_until = end;
-                            after_member = false;
-                            continue;
+            TokenKind::Punct => {
+                let bytes = &text[span.clone()];
+                match *bytes {
+                    [b'{' | b'(' | b'['] => {
+                        ternary.push(0);
+                        let last = a.toks.last().map_or(Tok::Semi, |t| t.1);
+                        let at_start = stmt == a.toks.len();
+                        // A subscript or array size, or the condition of an
+                        // `if`, `while` or `switch`, declares nothing the grammar
+                        // records: it goes to the parser as one token (its names
+                        // are still judged), unless it holds a brace or a tag.
+                        let cond =
+                            bytes == b"(" && matches!(last, Tok::If | Tok::While | Tok::Switch);
+                        // In an expression statement (one that starts like an
+                        // expression, not with a specifier), parentheses are
+                        // calls, casts and grouping: no declarator's.
+                        let in_expression = bytes == b"("
+                            && !at_start
+                            && matches!(
+                                a.toks[stmt].1,
+                                Tok::Ident
+                                    | Tok::Op
+                                    | Tok::Lit
+                                    | Tok::Member
+                                    | Tok::Star
+                                    | Tok::Amp
+                                    | Tok::Assign
+                                    | Tok::Group
+                                    | Tok::Return
+                            );
+                        if !hidden && (bytes == b"[" || cond || in_expression) {
+                            let (end, inside_plain) = balanced_plain(text, &raw, idx);
+                            let closed = end <= raw.len()
+                                && end > idx + 1
+                                && text[raw[end - 1].1.clone()]
+                                    == *if cond { b")".as_slice() } else { b"]" };
+                            let plain = closed && inside_plain;
+                            if plain {
+                                let tok = if cond { Tok::Cond } else { Tok::Group };
+                                a.toks.push((span.start, tok, raw[end - 1].1.end));
+                                note(tok, a.toks.len(), &mut stmt);
+                                hidden_until = end;
+                                after_member = false;
+                                continue;
+                            }
+                        }
+                        match bytes[0] {
+                            b'{' => Tok::LBrace,
+                            b'(' => Tok::LParen,
+                            _ => Tok::LBracket,
                         }
                     }
-                    match bytes[0] {
-                        b'{' => Tok::LBrace,
-                        b'(' => Tok::LParen,
-                        _ => Tok::LBracket,
+                    [b'}' | b')' | b']'] => {
+                        if ternary.len() > 1 {
+                            ternary.pop();
+                        }
+                        match bytes[0] {
+                            b'}' => Tok::RBrace,
+                            b')' => Tok::RParen,
+                            _ => Tok::RBracket,
+                        }
                     }
-                }
-                [b'}' | b')' | b']'] => {
-                    if ternary.len() > 1 {
-                        ternary.pop();
-                    }
-                    match bytes[0] {
-                        b'}' => Tok::RBrace,
-                        b')' => Tok::RParen,
-                        _ => Tok::RBracket,
-                    }
-                }
-                [b';'] => Tok::Semi,
-                [b','] => Tok::Comma,
-                [b'*'] => Tok::Star,
-                [b'&'] => Tok::Amp,
-                [b'='] => Tok::Assign,
-                [b'.', b'.', b'.'] => Tok::Ellipsis,
-                [b'?'] => {
-                    *ternary.last_mut().expect("never empty") += 1;
-                    Tok::Op
-                }
-                [b':'] => {
-                    let open = ternary.last_mut().expect("never empty");
-                    if *open > 0 {
-                        *open -= 1;
+                    [b';'] => Tok::Semi,
+                    [b','] => Tok::Comma,
+                    [b'*'] => Tok::Star,
+                    [b'&'] => Tok::Amp,
+                    [b'='] => Tok::Assign,
+                    [b'.', b'.', b'.'] => Tok::Ellipsis,
+                    [b'?'] => {
+                        *ternary.last_mut().expect("never empty") += 1;
                         Tok::Op
-                    } else {
-                        Tok::Colon
                     }
+                    [b':'] => {
+                        let open = ternary.last_mut().expect("never empty");
+                        if *open > 0 {
+                            *open -= 1;
+                            Tok::Op
+                        } else {
+                            Tok::Colon
+                        }
+                    }
+                    _ => Tok::Op,
                 }
-                _ => Tok::Op,
-            },
+            }
             k if k.is_error() => {
                 a.whole
                     .get_or_insert_with(|| format!("a lexical error at byte {}", span.start));
@@ -463,7 +468,7 @@ pub fn adapt<'t>(
         after_member = false;
         if !hidden {
             a.toks.push((span.start, tok, span.end));
-            note(tok, &mut last, &mut first, &mut at_start);
+            note(tok, a.toks.len(), &mut stmt);
         }
     }
     short.give();
@@ -663,18 +668,17 @@ pub(super) fn spells_digraph(
         }
 }
 
-/// Records a token sent to the parser: the last one, and the first one of
-/// its statement (a statement starts after `;`, a brace, a label's `:`, a
-/// condition, `else` or `do`).
-fn note(tok: Tok, last: &mut Tok, first: &mut Tok, at_start: &mut bool) {
-    *last = tok;
-    if *at_start {
-        *first = tok;
-    }
-    *at_start = matches!(
+/// Records that `tok` was sent to the parser, as `a.toks`'s element `len - 1`:
+/// a statement starts after `;`, a brace, a label's `:`, a condition, `else`
+/// or `do` (`stmt`: where the current one starts in `a.toks`).
+#[inline(always)]
+fn note(tok: Tok, len: usize, stmt: &mut usize) {
+    if matches!(
         tok,
         Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Colon | Tok::Cond | Tok::Else | Tok::Do
-    );
+    ) {
+        *stmt = len;
+    }
 }
 
 /// Whether `raw[k]` is a brace or a tag keyword, which a group sent as one

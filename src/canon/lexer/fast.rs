@@ -1,16 +1,16 @@
 //! The token loop's fast path: the common tokens read by hand, a table
 //! lookup per byte, without the logos state machine's dispatch per token.
 //!
-//! Plain identifiers, numbers, blanks, comments and the punctuators that
-//! are one byte or an obvious two (`->`, `::`, `--`, digraphs) are most of
-//! a kernel's tokens. Wherever a longer or a different token than the one
+//! Plain identifiers, numbers, blanks, comments, directives and the
+//! punctuators that are one byte or an obvious two (`->`, `::`, `--`,
+//! digraphs) are most of a kernel's tokens. Wherever a longer or a different token than the one
 //! read here could start (a backslash, which may splice or start a UCN; a
-//! quote right after a word, which may be a prefixed literal; `#`, `%:`,
+//! quote right after a word, which may be a prefixed literal; `##`, `%:`,
 //! `[[`, strings and every other byte), [`token`] gives up and the logos
 //! lexer reads the token, so every token is the one logos reads (the tests
 //! compare both readings on generated text).
 
-use super::{block_comment_end, line_end, TokenKind};
+use super::{block_comment_end, directive_end, line_end, TokenKind};
 
 /// A byte's class: what a token starting with it may be.
 const OTHER: u8 = 0;
@@ -27,6 +27,7 @@ const PERCENT: u8 = 9;
 const BRACKET: u8 = 10;
 const DOT: u8 = 11;
 const SLASH: u8 = 12;
+const HASH: u8 = 13;
 
 const CLASS: [u8; 256] = {
     let mut t = [OTHER; 256];
@@ -47,6 +48,7 @@ const CLASS: [u8; 256] = {
             b'[' => BRACKET,
             b'.' => DOT,
             b'/' => SLASH,
+            b'#' => HASH,
             _ => OTHER,
         };
         b += 1;
@@ -142,7 +144,44 @@ pub(super) fn token(src: &[u8], at: usize, line_start: &mut bool) -> Option<(Tok
             b'\\' => None,
             _ => Some((TokenKind::Punct, at + 1)),
         },
+        // `##` (and `#`, a splice, `#`) is no directive even first on a line.
+        HASH => match next(at + 1) {
+            b'#' | b'\\' => None,
+            _ if *line_start => Some((TokenKind::Preprocessor, directive_end(src, at + 1))),
+            _ => Some((TokenKind::Punct, at + 1)),
+        },
         _ => None,
+    }
+}
+
+/// The token of a comment's text at `at` (`at < src.len()`), as
+/// `super::Word` reads it, when read here: where it ends, and whether it is
+/// an identifier. `None` leaves it to logos: a backslash (a UCN may start a
+/// word, a splice continue one) and a number continued by a splice.
+#[inline(always)]
+pub(super) fn comment_word(src: &[u8], at: usize) -> Option<(usize, bool)> {
+    let next = |i: usize| src.get(i).copied().unwrap_or(0);
+    match CLASS[src[at] as usize] {
+        WORD => {
+            let mut i = at + 1;
+            while i < src.len() && CONTINUES[src[i] as usize] & 1 != 0 {
+                i += 1;
+            }
+            (next(i) != b'\\').then_some((i, true))
+        }
+        DIGIT => number(src, at + 1).map(|(_, end)| (end, false)),
+        DOT if next(at + 1).is_ascii_digit() => number(src, at + 2).map(|(_, end)| (end, false)),
+        // A `.` that starts no number is a byte of its own; any other run of
+        // bytes that start nothing is one token, which names nothing.
+        DOT => Some((at + 1, false)),
+        _ if src[at] == b'\\' => None,
+        _ => {
+            let mut i = at + 1;
+            while i < src.len() && CONTINUES[src[i] as usize] & 2 == 0 && src[i] != b'\\' {
+                i += 1;
+            }
+            Some((i, false))
+        }
     }
 }
 

@@ -310,6 +310,29 @@ fn both_readings(src: &[u8]) -> [Vec<(TokenKind, Range<usize>, bool)>; 2] {
     [fast, logos]
 }
 
+/// The words of a comment's text, read with the fast path and without it.
+fn both_word_readings(src: &[u8]) -> [Vec<(Range<usize>, bool)>; 2] {
+    let mut fast = Vec::new();
+    comment_words::<true>(src, |s, e| fast.push((s, e)));
+    let mut logos = Vec::new();
+    comment_words::<false>(src, |s, e| logos.push((s, e)));
+    [fast, logos]
+}
+
+#[test]
+fn comment_words_read_as_logos_reads_them() {
+    for text in [
+        &b"segment 12: n22_w5 = a @ b"[..],
+        b"i1003 */",
+        b"caf\\u00e9 x\\\ny 1e+5x .5y a.b 2x ..a $q \xff\x80z",
+        b"ab\\",
+        b"1\\\n2 3'a x'y",
+    ] {
+        let [fast, logos] = both_word_readings(text);
+        assert_eq!(fast, logos, "{:?}", String::from_utf8_lossy(text));
+    }
+}
+
 #[test]
 fn the_fast_path_reads_every_token_as_logos_does() {
     // Pieces that start, end or continue tokens the fast path reads, and
@@ -399,6 +422,8 @@ fn the_fast_path_reads_every_token_as_logos_does() {
             let src = std::fs::read(&path).expect("a corpus file");
             let [fast, logos] = both_readings(&src);
             assert_eq!(fast, logos, "{}", path.display());
+            let [fast, logos] = both_word_readings(&src);
+            assert_eq!(fast, logos, "{}", path.display());
         }
     }
 }
@@ -438,5 +463,33 @@ mod fast_path_props {
             let [fast, logos] = both_readings(&src);
             prop_assert_eq!(fast, logos);
         }
+
+        /// A comment's words, in any bytes and in C-like ones.
+        #[test]
+        fn comment_words_read_as_logos_reads_them(
+            src in proptest::collection::vec(any::<u8>(), 0..64),
+            c in c_ish(),
+        ) {
+            let [fast, logos] = both_word_readings(&src);
+            prop_assert_eq!(fast, logos);
+            let [fast, logos] = both_word_readings(&c);
+            prop_assert_eq!(fast, logos);
+        }
+    }
+}
+
+#[test]
+fn the_bytes_line_scans_stop_at_are_found_eight_bytes_at_a_time() {
+    // Every byte, and the ones looked for with their high bit set, which are
+    // none of them.
+    let mut text: Vec<u8> = (0..=255u8).collect();
+    text.extend_from_slice(b"\x8a\x8d\xdc\xa2\xa7\xafab\x0b\x0c\\\x00\x01\x09\x0e\n\r\"'/");
+    text.extend(std::iter::repeat_n(b'x', 19));
+    for i in 0..=text.len() {
+        let want = (i..text.len()).find(|&j| matches!(text[j], b'\n' | b'\r' | b'\\'));
+        assert_eq!(next_break_or_backslash(&text, i), want, "from {i}");
+        let want = (i..text.len())
+            .find(|&j| matches!(text[j], b'\n' | b'\r' | b'\\' | b'"' | b'\'' | b'/'));
+        assert_eq!(next_in_directive(&text, i), want, "from {i}");
     }
 }
