@@ -196,3 +196,53 @@ fn an_asm_operand_expression_is_code_and_the_rest_of_asm_is_not() {
         assert!(kept(&c, "v").is_some(), "{kept_text}");
     }
 }
+
+#[test]
+fn a_block_opened_by_a_spliced_digraph_keeps_a_global_after_it_apart() {
+    // Regression: `<\⏎%` ... `%\⏎>` is a block; the `y[0] = ...` after it
+    // reads the header's global, not the block's local. Read as operators,
+    // both kernels renamed the local and the global alike and shared one
+    // canonical text, though they compute 3 and 4
+    // (`g.h`: `static const float v1_a = 3.0f, v2_b = 4.0f;`).
+    let text = |n: &str| {
+        format!(
+            "#include \"g.h\"\nvoid k(float* y) {{\n  <\\\n% y[1] = 0.0f; float {n} = 1.0f; y[2] = {n}; %\\\n>\n  y[0] = {n};\n}}\n"
+        )
+    };
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let (a, b) = (text("v1_a"), text("v2_b"));
+    assert_ne!(canon(&a, &o), canon(&b, &o));
+    assert_ne!(
+        canon(&a, &CanonOptions::default()),
+        canon(&b, &CanonOptions::default())
+    );
+    let c = Renamer::new(&o).canonicalize(a.as_bytes());
+    assert!(
+        c.text.windows(4).any(|w| w == b"v1_a"),
+        "{}",
+        String::from_utf8_lossy(&c.text)
+    );
+}
+
+#[test]
+fn an_attribute_with_its_brackets_apart_keeps_its_names() {
+    // Regression: `[ [gnu::mode(QI)] ]` is an attribute (gcc takes it with
+    // the space, or a splice, between the brackets); its `QI` names a mode,
+    // not the local. Renamed with the local, the `QI` kernel (300 stored in
+    // 8 bits: 44) and the `SI` one (300) shared one canonical text.
+    let text = |m: &str| {
+        format!(
+            "void k(int* y) {{ int {m} = 0; int v [ [gnu::mode({m})] ] = 300; y[0] = v + {m}; }}"
+        )
+    };
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    assert_ne!(canon(&text("QI"), &o), canon(&text("SI"), &o));
+    let spliced = |m: &str| text(m).replace("[ [", "[\\\n[");
+    assert_ne!(canon(&spliced("QI"), &o), canon(&spliced("SI"), &o));
+}

@@ -251,6 +251,39 @@ fn digraphs_and_trigraphs_give_up_the_text() {
 }
 
 #[test]
+fn a_digraph_spelled_across_a_line_splice_gives_up_the_text() {
+    // `<\⏎%` is `<%` to the compiler: read as an operator, the block was
+    // missed and `y` declared there seemed in scope at `y = 2`.
+    for k in [
+        "void f(int a) { <\\\n% a = 0; int y = 1; %\\\n> y = 2; }",
+        "void f(int a) { <\\\r\n% a = 0; int y = 1; %> y = 2; }",
+        "void f(int a) { int v<\\\n:2:\\\n>; v<:0:> = a; }",
+        "void f(int a) { a = 0; %\\\n:%\\\n: }",
+        "void f(int a) { a = 0; } <\\\n%",
+    ] {
+        assert!(bind(k.as_bytes(), None).whole.is_some(), "{k:?}");
+    }
+    // A splice inside another punctuator is no digraph.
+    ok("void f(int a, int b) { a = a <\\\n= b; }", &["a", "b"]);
+}
+
+#[test]
+fn an_attribute_whose_brackets_stand_apart_gives_up_the_text() {
+    // `[ [gnu::mode(QI)] ]` is an attribute: renaming a local `QI` with its
+    // use there would make a kernel of `mode(SI)` share its canonical text.
+    for k in [
+        "void f(int* y) { int QI = 0; int v [ [gnu::mode(QI)] ] = 300; y[0] = v + QI; }",
+        "void f(int* y) { int QI = 0; int v [\\\n[gnu::mode(QI)]] = 300; y[0] = v + QI; }",
+        "void f(int* y) { int QI = 0; int v [/* */[gnu::mode(QI)]] = 300; y[0] = v + QI; }",
+        "void f(int* y) { int QI = 0; int v [\n#if 1\n[gnu::mode(QI)]]\n#endif\n = 300; }",
+    ] {
+        assert!(bind(k.as_bytes(), None).whole.is_some(), "{k:?}");
+    }
+    // A subscript holding a subscript has something between the brackets.
+    ok("void f(int* a, int* b) { a[b[0]] = 1; }", &["a", "b"]);
+}
+
+#[test]
 fn a_directive_ending_in_a_backslash_terminates() {
     // Found by the fuzz driver: a word scan that stood still on a last `\`.
     let k = b"#define X\x051'00001'0000b1[\xc3\xa9x_grad[x_grad\x7freturnX\tint\\";

@@ -167,10 +167,9 @@ pub fn adapt<'t>(
         a.whole = Some("it contains a trigraph".into());
     }
     if digraphs
-        || raw.last().is_some_and(|t| {
-            t.0 == TokenKind::Punct
-                && matches!(&text[t.1.clone()], b"<%" | b"%>" | b"<:" | b":>" | b"%:")
-        })
+        || raw
+            .last()
+            .is_some_and(|t| t.0 == TokenKind::Punct && is_digraph(&spelling(&text[t.1.clone()])))
     {
         a.whole = Some("it contains a digraph".into());
     }
@@ -379,6 +378,11 @@ pub fn adapt<'t>(
                 match *bytes {
                     [b'{' | b'(' | b'['] => {
                         ternary.push(0);
+                        if bytes == b"[" && brackets_apart(text, &raw, i) {
+                            a.whole.get_or_insert_with(|| {
+                                "it has an attribute whose `[ [` the lexer reads apart".into()
+                            });
+                        }
                         let last = a.toks.last().map_or(Tok::Semi, |t| t.1);
                         let at_start = stmt == a.toks.len();
                         // A subscript or array size, or the condition of an
@@ -637,14 +641,34 @@ impl Word {
     }
 }
 
+/// Whether the code token after a `[` (`next`: its index in `raw`; a
+/// directive between does not count) is another `[`. Two `[` tokens only
+/// ever open an attribute (C23, C++11), also with blanks, comments or a line
+/// splice between, where the lexer's `[[` does not see one: its names would
+/// be read as code (`[ [gnu::mode(QI)] ]` renamed with a local `QI`).
+fn brackets_apart(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], next: usize) -> bool {
+    raw[next.min(raw.len())..]
+        .iter()
+        .find(|t| t.0 != TokenKind::Preprocessor)
+        .is_some_and(|t| t.0 == TokenKind::Punct && text[t.1.clone()] == *b"[")
+}
+
+/// Whether a punctuator, spelled with its line splices removed, is a
+/// digraph.
+fn is_digraph(b: &[u8]) -> bool {
+    matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:")
+}
+
 /// Whether the token `one`, followed by `next`, spells a digraph: whole, or
-/// split over the two (the last token is checked on its own).
+/// split over the two (the last token is checked on its own). Tokens are
+/// read as spelled, without their line splices: `<\⏎%` is `{` to the
+/// compiler, and a brace the adapter took for an operator would give a
+/// declaration in that block the scope of the one around it.
 pub(super) fn spells_digraph(
     text: &[u8],
     one: &(TokenKind, Range<usize>, bool),
     next: &(TokenKind, Range<usize>, bool),
 ) -> bool {
-    let digraph = |b: &[u8]| matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:");
     if one.0 != TokenKind::Punct {
         return false;
     }
@@ -653,18 +677,19 @@ pub(super) fn spells_digraph(
     if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
         return false;
     }
-    if digraph(first) {
+    let first = spelling(first);
+    if is_digraph(&first) {
         return true;
     }
-    let two = &text[next.1.clone()];
+    let two = spelling(&text[next.1.clone()]);
     let mut both = [0u8; 4];
     next.0 == TokenKind::Punct
         && one.1.end == next.1.start
         && first.len() + two.len() <= both.len()
         && {
-            both[..first.len()].copy_from_slice(first);
-            both[first.len()..first.len() + two.len()].copy_from_slice(two);
-            digraph(&both[..first.len() + two.len()])
+            both[..first.len()].copy_from_slice(&first);
+            both[first.len()..first.len() + two.len()].copy_from_slice(&two);
+            is_digraph(&both[..first.len() + two.len()])
         }
 }
 
