@@ -91,7 +91,7 @@ impl Scanner<'_> {
     /// [`Scanner::quick`] for a number: only a digit separator is looked for.
     #[inline(always)]
     pub fn quick_number(&mut self, text: &[u8], span: &Range<usize>) {
-        if holds_quote(text, span) {
+        if text[span.clone()].contains(&b'\'') {
             self.token_in(text, TokenKind::Number, span.clone(), false, false);
         }
     }
@@ -212,38 +212,3 @@ const WORD_BYTES: [u8; 256] = {
 };
 const WORD: u8 = 1;
 const BLANK: u8 = 2;
-
-/// Whether `text[span]` holds a `'`. Most numbers are short: the eight bytes
-/// from the start are tested at once (a byte equal to the quote leaves a
-/// zero, which the borrow test finds; a borrow only runs upward, from a
-/// zero byte, so the bytes below the mask decide alone).
-#[inline(always)]
-fn holds_quote(text: &[u8], span: &Range<usize>) -> bool {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    let len = span.end.wrapping_sub(span.start);
-    match text.get(span.start..).and_then(<[u8]>::first_chunk::<8>) {
-        Some(bytes) if len <= 8 => {
-            let x = u64::from_le_bytes(*bytes) ^ (ONES * b'\'' as u64);
-            let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
-            let mask = u64::MAX.checked_shr(64 - 8 * len as u32).unwrap_or(0);
-            zero & mask != 0
-        }
-        _ => text[span.clone()].contains(&b'\''),
-    }
-}
-
-#[cfg(test)]
-mod quote_tests {
-    use super::holds_quote;
-
-    #[test]
-    fn holds_quote_agrees_with_a_search() {
-        let text = b"12'3'x0000000000''1'2a'bcdefghij'k";
-        for start in 0..text.len() {
-            for end in start..=text.len() {
-                let want = text[start..end].contains(&b'\'');
-                assert_eq!(holds_quote(text, &(start..end)), want, "{start}..{end}");
-            }
-        }
-    }
-}

@@ -95,7 +95,7 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) order: Vec<(Cow<'t, [u8]>, Taken)>,
     pub(super) record: bool,
     /// The canonical names given, one after another, the last ending at
-    /// `names_end`; [`RUN`] bytes of slack follow it.
+    /// `names_end`; at least [`RUN`] bytes of slack follow it.
     pub(super) names: Vec<u8>,
     pub(super) names_end: usize,
     /// The canonical name last given (`prefix` and `renamed` in decimal),
@@ -151,7 +151,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // Room for a name of four digits per name the binder met, so that
         // a kernel of a few thousand names never regrows it (comment words
         // may add more).
-        let names = Vec::with_capacity(binding.name_count() * (prefix.len() + 4) + RUN);
+        let names = vec![0; binding.name_count() * (prefix.len() + 4) + RUN];
         Pass {
             renamer,
             text,
@@ -446,6 +446,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let binding = self.binding.clone();
         match self.take(binding.name(id), Some(id), false) {
             Taken::Keep { collides } => self.collision |= collides,
+            Taken::Renamed { from, to } => w.replace(self.text, (start, end), &self.names, (from, to)),
             taken => {
                 w.skip(self.text, start, end);
                 self.put_taken(taken, w);
@@ -557,16 +558,20 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
         self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
-        self.names.truncate(self.names_end);
-        append(&mut self.names, &self.last, 0, self.last_len);
-        let taken = Taken::Renamed {
-            from: self.names_end,
-            to: self.names.len(),
-        };
-        self.names_end = self.names.len();
-        // Slack after the last name, so that it too is copied as a short
-        // run (see `append`).
-        self.names.extend_from_slice(&[0; RUN]);
+        let (from, len) = (self.names_end, self.last_len);
+        let to = from + len;
+        // Room for the name and the slack after it (see `names`).
+        if to + RUN > self.names.len() {
+            self.names.resize((to + RUN).max(2 * self.names.len()), 0);
+        }
+        match self.last.first_chunk::<RUN>() {
+            // `last` has slack too: one block, and the bytes past the name
+            // are slack in `names`.
+            Some(block) if len <= RUN => self.names[from..from + RUN].copy_from_slice(block),
+            _ => self.names[from..to].copy_from_slice(&self.last[..len]),
+        }
+        self.names_end = to;
+        let taken = Taken::Renamed { from, to };
         if self.record {
             self.order.push((spelled.clone(), taken));
         }
