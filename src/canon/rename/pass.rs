@@ -68,6 +68,38 @@ fn name_after(tokens: &[(TokenKind, Range<usize>, bool)], k: usize) -> usize {
     }
 }
 
+/// The next token that is neither a punctuator nor a number, which the
+/// walk has nothing to do with but hand the riding scan the few it wants
+/// (a tight loop of its own: most tokens are these, and each costs a test
+/// of its kind rather than the walk's `match`).
+#[inline(always)]
+fn next_wanted<'a>(
+    rest: &mut std::slice::Iter<'a, (TokenKind, Range<usize>, bool)>,
+    text: &[u8],
+    scan: &mut Option<Scanner<'_>>,
+) -> Option<&'a (TokenKind, Range<usize>, bool)> {
+    loop {
+        let token = rest.next()?;
+        match token.0 {
+            // Only a punctuator of two bytes or more can matter to the scan
+            // (see `Scanner::quick_punct`).
+            TokenKind::Punct => {
+                if token.1.end.wrapping_sub(token.1.start) > 1 {
+                    if let Some(s) = scan {
+                        s.quick_punct(text, &token.1);
+                    }
+                }
+            }
+            TokenKind::Number => {
+                if let Some(s) = scan {
+                    s.quick_number(text, &token.1);
+                }
+            }
+            _ => return Some(token),
+        }
+    }
+}
+
 /// Appends `src[from..to]` to `out` (for a name written outside a pass:
 /// the pass itself writes through [`Out`]).
 fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
@@ -260,22 +292,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
         });
         let mut rest = tokens.iter();
-        while let Some(&(kind, ref span, spliced)) = rest.next() {
+        while let Some(&(kind, ref span, spliced)) = next_wanted(&mut rest, text, &mut scan) {
             // The token's index, worked out only where it is needed: no
             // counter kept through the loop.
             let k = || tokens.len() - rest.len() - 1;
-            // The kinds most tokens are, tested before the others (not in
-            // the `match`, whose jump costs more than a comparison).
-            if kind == TokenKind::Punct {
-                // Only a punctuator of two bytes or more can matter to the
-                // scan (see `Scanner::quick_punct`).
-                if span.len() > 1 {
-                    if let Some(s) = &mut scan {
-                        s.quick_punct(text, span);
-                    }
-                }
-                continue;
-            }
             match kind {
                 TokenKind::Ident => {
                     let id = ids.next().copied();
@@ -321,11 +341,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                         }
                     }
                     self.name(&mut w, span.start, span.end, member, spliced, id);
-                }
-                TokenKind::Number => {
-                    if let Some(s) = &mut scan {
-                        s.quick_number(text, span);
-                    }
                 }
                 TokenKind::LineComment | TokenKind::BlockComment => {
                     self.comment(&mut w, span.start, span.end)
@@ -564,11 +579,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         if to + RUN > self.names.len() {
             self.names.resize((to + RUN).max(2 * self.names.len()), 0);
         }
-        match self.last.first_chunk::<RUN>() {
-            // `last` has slack too: one block, and the bytes past the name
-            // are slack in `names`.
-            Some(block) if len <= RUN => self.names[from..from + RUN].copy_from_slice(block),
-            _ => self.names[from..to].copy_from_slice(&self.last[..len]),
+        // `last` has slack too: one block, and the bytes past the name are
+        // slack in `names`.
+        let block = self.last.first_chunk::<RUN>();
+        let room = self.names.get_mut(from..).and_then(<[u8]>::first_chunk_mut::<RUN>);
+        if let (Some(block), Some(room), true) = (block, room, len <= RUN) {
+            *room = *block;
+        } else {
+            self.names[from..to].copy_from_slice(&self.last[..len]);
         }
         self.names_end = to;
         let taken = Taken::Renamed { from, to };
