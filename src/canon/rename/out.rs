@@ -4,6 +4,10 @@
 /// How long a run [`Out::put`] copies as a fixed-size block.
 pub(super) const RUN: usize = 16;
 
+/// How long a run of the text before a renamed name [`Out::replace`] copies
+/// as a block: the kept text between two names is often longer than a name.
+const GAP: usize = 2 * RUN;
+
 /// The text written so far, `buf[..at]`, in a buffer kept longer than that
 /// (zeros past `at`, or bytes a block copy left there): a short run is
 /// written as the [`RUN`] bytes from its start, over the room, and only its
@@ -21,7 +25,7 @@ impl Out {
     /// longer than their input) before the buffer grows.
     pub(super) fn with_room(len: usize) -> Out {
         Out {
-            buf: vec![0; len + 2 * RUN],
+            buf: vec![0; len + GAP + RUN],
             at: 0,
             copied: 0,
         }
@@ -55,13 +59,13 @@ impl Out {
     ) {
         let gap = start.wrapping_sub(self.copied);
         let len = to.wrapping_sub(from);
-        if gap <= RUN && len <= RUN {
-            let room = self.buf.get_mut(self.at..).and_then(<[u8]>::first_chunk_mut::<{ 2 * RUN }>);
+        if gap <= GAP && len <= RUN {
+            let room = self.buf.get_mut(self.at..).and_then(<[u8]>::first_chunk_mut::<{ GAP + RUN }>);
             if let Some(room) = room {
-                let run = text.get(self.copied..).and_then(<[u8]>::first_chunk::<RUN>);
+                let run = text.get(self.copied..).and_then(<[u8]>::first_chunk::<GAP>);
                 let name = names.get(from..).and_then(<[u8]>::first_chunk::<RUN>);
                 if let (Some(run), Some(name)) = (run, name) {
-                    room[..RUN].copy_from_slice(run);
+                    room[..GAP].copy_from_slice(run);
                     room[gap..gap + RUN].copy_from_slice(name);
                     self.at += gap + len;
                     self.copied = end;
@@ -108,8 +112,8 @@ mod tests {
 
     #[test]
     fn put_writes_exactly_the_run_whatever_the_room() {
-        let src: Vec<u8> = (0..40).collect();
-        for room in [0, 1, RUN, 3 * RUN] {
+        let src: Vec<u8> = (0..80).collect();
+        for room in [0, 1, RUN, 3 * RUN, 5 * RUN] {
             for from in 0..src.len() {
                 for to in from..=src.len() {
                     let mut out = Out::with_room(room);
