@@ -82,6 +82,7 @@ mod names;
 mod options;
 mod pass;
 mod out;
+mod words;
 
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};

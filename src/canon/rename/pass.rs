@@ -2,6 +2,7 @@
 
 use super::names::{increment_decimal, is_numbered};
 use super::out::{Out, RUN};
+use super::words::{Found, Words};
 use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
@@ -157,6 +158,8 @@ pub(super) struct Pass<'r, 't, 'k> {
     /// [`Scanner::quick`]), and what it found once the pass has run.
     pub(super) scan: Option<Scanner<'r>>,
     pub(super) findings: Option<Findings>,
+    /// The short comment words met last (see [`Words`]).
+    words: Words,
 }
 
 /// The room the map of names decided by spelling gets at its first entry.
@@ -217,6 +220,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             inferred_all: FxHashSet::default(),
             scan: None,
             findings: None,
+            words: Words::default(),
         }
     }
 
@@ -402,12 +406,29 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         };
         // A word of a comment the binder never met was decided by spelling:
         // that map is asked first, and a word it lacks costs a second lookup.
-        let (id, known) = match id {
-            Some(id) => (Some(id), self.by_id[id as usize]),
-            None => match self.taken.get(spelled.as_ref()) {
-                Some(&taken) => (None, Some(taken)),
+        // A short word met before is found without either (see `Words`).
+        let key = if spliced || id.is_some() {
+            None
+        } else {
+            Words::key(text, start, end)
+        };
+        let (id, known) = match (id, key.and_then(|k| self.words.get(k))) {
+            (Some(id), _) | (None, Some(Found::Id(id))) => (Some(id), self.by_id[id as usize]),
+            (None, Some(Found::Taken(taken))) => (None, Some(taken)),
+            (None, None) => match self.taken.get(spelled.as_ref()) {
+                Some(&taken) => {
+                    // A decision by spelling never changes once taken
+                    // (but a `Pending` one, which only a name in code gets).
+                    if let (Some(k), false) = (key, taken == Taken::Pending) {
+                        self.words.put(k, Found::Taken(taken));
+                    }
+                    (None, Some(taken))
+                }
                 None => {
                     let id = self.binding.id(&spelled);
+                    if let (Some(k), Some(id)) = (key, id) {
+                        self.words.put(k, Found::Id(id));
+                    }
                     (id, id.and_then(|id| self.by_id[id as usize]))
                 }
             },
