@@ -80,8 +80,8 @@ use std::borrow::Cow;
 
 mod names;
 mod options;
-mod pass;
 mod out;
+mod pass;
 mod words;
 
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};

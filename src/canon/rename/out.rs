@@ -36,7 +36,10 @@ impl Out {
     pub(super) fn put(&mut self, src: &[u8], from: usize, to: usize) {
         let len = to.wrapping_sub(from);
         let run = src.get(from..).and_then(<[u8]>::first_chunk::<RUN>);
-        let room = self.buf.get_mut(self.at..).and_then(<[u8]>::first_chunk_mut::<RUN>);
+        let room = self
+            .buf
+            .get_mut(self.at..)
+            .and_then(<[u8]>::first_chunk_mut::<RUN>);
         match (run, room) {
             (Some(run), Some(room)) if len <= RUN => {
                 *room = *run;
@@ -60,7 +63,10 @@ impl Out {
         let gap = start.wrapping_sub(self.copied);
         let len = to.wrapping_sub(from);
         if gap <= GAP && len <= RUN {
-            let room = self.buf.get_mut(self.at..).and_then(<[u8]>::first_chunk_mut::<{ GAP + RUN }>);
+            let room = self
+                .buf
+                .get_mut(self.at..)
+                .and_then(<[u8]>::first_chunk_mut::<{ GAP + RUN }>);
             if let Some(room) = room {
                 let run = text.get(self.copied..).and_then(<[u8]>::first_chunk::<GAP>);
                 let name = names.get(from..).and_then(<[u8]>::first_chunk::<RUN>);

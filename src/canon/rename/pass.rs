@@ -381,7 +381,14 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// else there (quotes included) means anything.
     fn comment(&mut self, w: &mut Out, start: usize, end: usize) {
         for_each_comment_word(&self.text[start..end], |span, spliced| {
-            self.name(w, start + span.start, start + span.end, false, spliced, None)
+            self.name(
+                w,
+                start + span.start,
+                start + span.end,
+                false,
+                spliced,
+                None,
+            )
         });
     }
 
@@ -482,7 +489,9 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let binding = self.binding.clone();
         match self.take(binding.name(id), Some(id), false) {
             Taken::Keep { collides } => self.collision |= collides,
-            Taken::Renamed { from, to } => w.replace(self.text, (start, end), &self.names, (from, to)),
+            Taken::Renamed { from, to } => {
+                w.replace(self.text, (start, end), &self.names, (from, to))
+            }
             taken => {
                 w.skip(self.text, start, end);
                 self.put_taken(taken, w);
@@ -603,7 +612,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // `last` has slack too: one block, and the bytes past the name are
         // slack in `names`.
         let block = self.last.first_chunk::<RUN>();
-        let room = self.names.get_mut(from..).and_then(<[u8]>::first_chunk_mut::<RUN>);
+        let room = self
+            .names
+            .get_mut(from..)
+            .and_then(<[u8]>::first_chunk_mut::<RUN>);
         if let (Some(block), Some(room), true) = (block, room, len <= RUN) {
             *room = *block;
         } else {

@@ -49,7 +49,10 @@ impl Words {
 
     #[inline(always)]
     fn slot((word, len): Key) -> usize {
-        (word.wrapping_add(len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize
+        (word
+            .wrapping_add(len as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            >> 58) as usize
     }
 
     /// What was found for the word `key`, if it is the last one of its slot.
@@ -81,7 +84,9 @@ mod tests {
             let key = Words::key(text, s, e);
             assert_eq!(key.is_some(), e - s <= 8, "{s}..{e}");
             if let Some(k) = key {
-                assert!(keys.iter().all(|&(k2, w2): &(_, &[u8])| (k2 == k) == (w2 == &text[s..e])));
+                assert!(keys
+                    .iter()
+                    .all(|&(k2, w2): &(_, &[u8])| (k2 == k) == (w2 == &text[s..e])));
                 keys.push((k, &text[s..e]));
             }
         }
