@@ -101,12 +101,6 @@ fn next_wanted<'a>(
     }
 }
 
-/// Appends `src[from..to]` to `out` (for a name written outside a pass:
-/// the pass itself writes through [`Out`]).
-fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
-    out.extend_from_slice(&src[from..to]);
-}
-
 /// One pass over a kernel's tokens, writing its canonical text.
 ///
 /// Kept bytes are copied in runs: only a renamed name interrupts a run.
@@ -527,7 +521,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             Taken::Token => {
                 out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default())
             }
-            Taken::Renamed { from, to } => append(out, &self.names, from, to),
+            Taken::Renamed { from, to } => out.extend_from_slice(&self.names[from..to]),
         }
     }
 
