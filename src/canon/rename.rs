@@ -80,7 +80,9 @@ use std::borrow::Cow;
 
 mod names;
 mod options;
+mod out;
 mod pass;
+mod words;
 
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};

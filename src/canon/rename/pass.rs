@@ -1,6 +1,8 @@
 //! One renaming pass over a kernel's tokens (see [`super`]).
 
 use super::names::{increment_decimal, is_numbered};
+use super::out::{Out, RUN};
+use super::words::{Found, Words};
 use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
@@ -47,25 +49,56 @@ fn feed<'m>(
     }
 }
 
-/// How long a run [`append`] copies as a fixed-size block.
-const RUN: usize = 16;
+/// Where the name right after `tokens[k]` (comments may stand between)
+/// starts, if a name is next; else `usize::MAX`. After a member operator
+/// that name is a member.
+#[inline(never)]
+fn name_after(tokens: &[(TokenKind, Range<usize>, bool)], k: usize) -> usize {
+    let next = tokens[k + 1..].iter().find(|t| {
+        !matches!(
+            t.0,
+            TokenKind::Whitespace
+                | TokenKind::LineComment
+                | TokenKind::BlockComment
+                | TokenKind::UnterminatedComment
+        )
+    });
+    match next {
+        Some((TokenKind::Ident, span, _)) => span.start,
+        _ => usize::MAX,
+    }
+}
 
-/// Appends `src[from..to]` to `out`. Most runs (the text between two renamed
-/// names, a canonical name) are short: such a run is copied as the [`RUN`]
-/// bytes from `from` when `src` has them, and the bytes past it cut off
-/// again, a copy of known size instead of a call.
+/// The next token that is neither a punctuator nor a number, which the
+/// walk has nothing to do with but hand the riding scan the few it wants
+/// (a tight loop of its own: most tokens are these, and each costs a test
+/// of its kind rather than the walk's `match`).
 #[inline(always)]
-fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
-    let len = to - from;
-    if len <= RUN {
-        if let Some(block) = src.get(from..from + RUN) {
-            let at = out.len();
-            out.extend_from_slice(block);
-            out.truncate(at + len);
-            return;
+fn next_wanted<'a>(
+    rest: &mut std::slice::Iter<'a, (TokenKind, Range<usize>, bool)>,
+    text: &[u8],
+    scan: &mut Option<Scanner<'_>>,
+) -> Option<&'a (TokenKind, Range<usize>, bool)> {
+    loop {
+        let token = rest.next()?;
+        match token.0 {
+            // Only a punctuator of two bytes or more can matter to the scan
+            // (see `Scanner::quick_punct`).
+            TokenKind::Punct => {
+                if token.1.end.wrapping_sub(token.1.start) > 1 {
+                    if let Some(s) = scan {
+                        s.quick_punct(text, &token.1);
+                    }
+                }
+            }
+            TokenKind::Number => {
+                if let Some(s) = scan {
+                    s.quick_number(text, &token.1);
+                }
+            }
+            _ => return Some(token),
         }
     }
-    out.extend_from_slice(&src[from..to]);
 }
 
 /// One pass over a kernel's tokens, writing its canonical text.
@@ -89,7 +122,7 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) order: Vec<(Cow<'t, [u8]>, Taken)>,
     pub(super) record: bool,
     /// The canonical names given, one after another, the last ending at
-    /// `names_end`; [`RUN`] bytes of slack follow it.
+    /// `names_end`; at least [`RUN`] bytes of slack follow it.
     pub(super) names: Vec<u8>,
     pub(super) names_end: usize,
     /// The canonical name last given (`prefix` and `renamed` in decimal),
@@ -97,8 +130,6 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) last: Vec<u8>,
     pub(super) last_len: usize,
     pub(super) out: Vec<u8>,
-    /// How far `text` has been written out.
-    pub(super) copied: usize,
     /// Set when a kept name could be mistaken for a canonical name or the token.
     pub(super) collision: bool,
     /// When set, every kept name at a renamable position is collected here.
@@ -121,6 +152,8 @@ pub(super) struct Pass<'r, 't, 'k> {
     /// [`Scanner::quick`]), and what it found once the pass has run.
     pub(super) scan: Option<Scanner<'r>>,
     pub(super) findings: Option<Findings>,
+    /// The short comment words met last (see [`Words`]).
+    words: Words,
 }
 
 /// The room the map of names decided by spelling gets at its first entry.
@@ -147,7 +180,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // Room for a name of four digits per name the binder met, so that
         // a kernel of a few thousand names never regrows it (comment words
         // may add more).
-        let names = Vec::with_capacity(binding.name_count() * (prefix.len() + 4) + RUN);
+        let names = vec![0; binding.name_count() * (prefix.len() + 4) + RUN];
         Pass {
             renamer,
             text,
@@ -171,7 +204,6 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             last,
             names_end: 0,
             out: Vec::new(),
-            copied: 0,
             collision: false,
             kept: None,
             keep,
@@ -182,6 +214,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             inferred_all: FxHashSet::default(),
             scan: None,
             findings: None,
+            words: Words::default(),
         }
     }
 
@@ -219,25 +252,29 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     pub(super) fn run(&mut self) {
         let text = self.text;
-        self.out.reserve(text.len() + 16);
+        let mut w = Out::with_room(text.len());
         if self.record {
             // At most one entry per name: no regrowing while recording.
             self.order.reserve(self.binding.name_count() + 1);
         }
         if self.marked {
-            self.out.extend_from_slice(b"/*kc0 ");
-            self.out.extend_from_slice(&self.prefix);
-            self.out.extend_from_slice(b"*/");
+            let marker = [&b"/*kc0 "[..], &self.prefix, b"*/"].concat();
+            w.put(&marker, 0, marker.len());
         }
-        let mut after_member = false;
         // The binder's lexing of the text, reused: one lexing per text, and
         // its ids for the names in code, so no name there is hashed again.
         let binding = self.binding.clone();
-        let ids = binding.code_ids();
-        let mut next_id = 0;
-        // A struct member's own declarator is kept like a member access.
+        let mut ids = binding.code_ids().iter();
+        // A struct member's own declarator is kept like a member access, as
+        // is a name after a member operator: where the next declarator
+        // starts, where the name after the last member operator starts, and
+        // the nearer of the two (none: `usize::MAX`), so that a name that
+        // is neither costs one comparison.
         let members = binding.member_declarators();
-        let mut next_member = 0;
+        let mut next_declarator = 0;
+        let mut declarator_at = members.first().copied().unwrap_or(usize::MAX);
+        let mut after_op_at = usize::MAX;
+        let mut member_at = declarator_at;
         let collecting = self.kept.is_some();
         let tokens = binding.tokens();
         // The scan while it takes tokens one by one, and once it has taken
@@ -249,88 +286,80 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // with `_`) or a backend's position macro (see `Scanner::quick_name`):
         // where no name's spelling starts so, and none is reported, no name
         // in code is handed to it, and none is tested per occurrence.
-        let scan_names = scan.as_ref().is_some_and(|s| {
+        let mut scan_names = scan.as_ref().is_some_and(|s| {
             (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
         });
         let mut rest = tokens.iter();
-        while let Some(&(kind, ref span, spliced)) = rest.next() {
-            // The token's index, worked out only where the scan needs it:
-            // no counter kept through the loop.
+        while let Some(&(kind, ref span, spliced)) = next_wanted(&mut rest, text, &mut scan) {
+            // The token's index, worked out only where it is needed: no
+            // counter kept through the loop.
             let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
+                    let id = ids.next().copied();
                     if scan_names {
                         if let Some(s) = &mut scan {
                             s.quick_name(text, span, spliced);
                         }
                     }
-                    // `a.template f<T>()`: the member is the name after `template`.
-                    let template = after_member && &text[span.clone()] == b"template";
-                    let id = ids.get(next_id).copied();
-                    next_id += 1;
-                    let declarator = members.get(next_member) == Some(&span.start);
-                    next_member += declarator as usize;
-                    let member = after_member || declarator;
-                    after_member = template;
+                    let member = span.start == member_at;
+                    if member {
+                        if span.start == declarator_at {
+                            next_declarator += 1;
+                            declarator_at =
+                                members.get(next_declarator).copied().unwrap_or(usize::MAX);
+                        }
+                        if span.start == after_op_at {
+                            // `a.template f<T>()`: the member is the name
+                            // after `template`.
+                            after_op_at = match &text[span.clone()] {
+                                b"template" => name_after(tokens, k()),
+                                _ => usize::MAX,
+                            };
+                        }
+                        member_at = declarator_at.min(after_op_at);
+                    }
                     // The common case, a name in code whose decision is
                     // taken: what `name` would do, without its spelling.
-                    let known = match id {
-                        Some(id) if !member && !collecting => self.by_id[id as usize],
-                        _ => None,
-                    };
-                    match known {
-                        Some(Taken::Keep { collides }) => {
-                            self.collision |= collides;
-                            continue;
-                        }
-                        Some(Taken::Renamed { from, to }) => {
-                            append(&mut self.out, text, self.copied, span.start);
-                            self.copied = span.end;
-                            append(&mut self.out, &self.names, from, to);
-                            continue;
-                        }
-                        None if !member && !collecting => {
-                            if let Some(id) = id {
-                                self.first_in_code(id, span.start, span.end);
+                    if let (Some(id), false) = (id, member || collecting) {
+                        match self.by_id[id as usize] {
+                            Some(Taken::Keep { collides }) => {
+                                self.collision |= collides;
                                 continue;
                             }
+                            Some(Taken::Renamed { from, to }) => {
+                                w.replace(text, (span.start, span.end), &self.names, (from, to));
+                                continue;
+                            }
+                            None => {
+                                self.first_in_code(&mut w, id, span.start, span.end);
+                                continue;
+                            }
+                            _ => {}
                         }
-                        _ => {}
                     }
-                    self.name(span.start, span.end, member, spliced, id);
+                    self.name(&mut w, span.start, span.end, member, spliced, id);
                 }
                 TokenKind::LineComment | TokenKind::BlockComment => {
-                    self.comment(span.start, span.end)
+                    self.comment(&mut w, span.start, span.end)
                 }
-                TokenKind::UnterminatedComment => {
-                    feed(&mut scan, &mut scanned, text, tokens, k());
-                    self.comment(span.start, span.end)
+                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
+                    after_op_at = name_after(tokens, k());
+                    member_at = declarator_at.min(after_op_at);
                 }
                 TokenKind::Whitespace => {}
-                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => after_member = true,
-                TokenKind::Punct => {
-                    // Only a punctuator of two bytes or more can matter to
-                    // the scan (see `Scanner::quick_punct`).
-                    if span.len() > 1 {
-                        if let Some(s) = &mut scan {
-                            s.quick_punct(text, span);
-                        }
-                    }
-                    after_member = false
-                }
-                TokenKind::Number => {
-                    if let Some(s) = &mut scan {
-                        s.quick_number(text, span);
-                    }
-                    after_member = false
+                TokenKind::UnterminatedComment => {
+                    feed(&mut scan, &mut scanned, text, tokens, k());
+                    scan_names &= scan.is_some();
+                    self.comment(&mut w, span.start, span.end)
                 }
                 _ => {
                     feed(&mut scan, &mut scanned, text, tokens, k());
-                    after_member = false
+                    scan_names &= scan.is_some();
                 }
             }
         }
-        self.out.extend_from_slice(&text[self.copied..]);
+        self.out = w.finish(text);
         let whole = self.binding.whole.is_some();
         self.findings = scan.or(scanned).map(|mut s| {
             // The binder searched the text for trigraphs: a text holding one
@@ -344,9 +373,16 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
 
     /// Words inside a comment: identifiers are renamed like code; nothing
     /// else there (quotes included) means anything.
-    fn comment(&mut self, start: usize, end: usize) {
+    fn comment(&mut self, w: &mut Out, start: usize, end: usize) {
         for_each_comment_word(&self.text[start..end], |span, spliced| {
-            self.name(start + span.start, start + span.end, false, spliced, None)
+            self.name(
+                w,
+                start + span.start,
+                start + span.end,
+                false,
+                spliced,
+                None,
+            )
         });
     }
 
@@ -354,7 +390,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// `->` or `::`, where it is kept). `id`: the binder's id for it, when
     /// it stands in code.
     #[inline]
-    fn name(&mut self, start: usize, end: usize, member: bool, spliced: bool, id: Option<u32>) {
+    fn name(
+        &mut self,
+        w: &mut Out,
+        start: usize,
+        end: usize,
+        member: bool,
+        spliced: bool,
+        id: Option<u32>,
+    ) {
         let text = self.text;
         let spelled = if spliced {
             spelling(&text[start..end])
@@ -363,12 +407,29 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         };
         // A word of a comment the binder never met was decided by spelling:
         // that map is asked first, and a word it lacks costs a second lookup.
-        let (id, known) = match id {
-            Some(id) => (Some(id), self.by_id[id as usize]),
-            None => match self.taken.get(spelled.as_ref()) {
-                Some(&taken) => (None, Some(taken)),
+        // A short word met before is found without either (see `Words`).
+        let key = if spliced || id.is_some() {
+            None
+        } else {
+            Words::key(text, start, end)
+        };
+        let (id, known) = match (id, key.and_then(|k| self.words.get(k))) {
+            (Some(id), _) | (None, Some(Found::Id(id))) => (Some(id), self.by_id[id as usize]),
+            (None, Some(Found::Taken(taken))) => (None, Some(taken)),
+            (None, None) => match self.taken.get(spelled.as_ref()) {
+                Some(&taken) => {
+                    // A decision by spelling never changes once taken
+                    // (but a `Pending` one, which only a name in code gets).
+                    if let (Some(k), false) = (key, taken == Taken::Pending) {
+                        self.words.put(k, Found::Taken(taken));
+                    }
+                    (None, Some(taken))
+                }
                 None => {
                     let id = self.binding.id(&spelled);
+                    if let (Some(k), Some(id)) = (key, id) {
+                        self.words.put(k, Found::Id(id));
+                    }
                     (id, id.and_then(|id| self.by_id[id as usize]))
                 }
             },
@@ -409,11 +470,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             }
             return;
         }
-        append(&mut self.out, text, self.copied, start);
-        self.copied = end;
-        let mut out = std::mem::take(&mut self.out);
-        self.write_taken(taken, &mut out);
-        self.out = out;
+        w.skip(text, start, end);
+        self.put_taken(taken, w);
     }
 
     /// A name in code met for the first time where it may be renamed (not
@@ -421,27 +479,38 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// [`Pass::name`] does for it, with the binder's spelling of `id`
     /// instead of one taken from the text, and no map of comment words asked.
     #[inline(never)]
-    fn first_in_code(&mut self, id: u32, start: usize, end: usize) {
+    fn first_in_code(&mut self, w: &mut Out, id: u32, start: usize, end: usize) {
         let binding = self.binding.clone();
         match self.take(binding.name(id), Some(id), false) {
             Taken::Keep { collides } => self.collision |= collides,
             Taken::Renamed { from, to } => {
-                append(&mut self.out, self.text, self.copied, start);
-                self.copied = end;
-                append(&mut self.out, &self.names, from, to);
+                w.replace(self.text, (start, end), &self.names, (from, to))
             }
             taken => {
-                append(&mut self.out, self.text, self.copied, start);
-                self.copied = end;
-                let mut out = std::mem::take(&mut self.out);
-                self.write_taken(taken, &mut out);
-                self.out = out;
+                w.skip(self.text, start, end);
+                self.put_taken(taken, w);
             }
         }
     }
 
     /// Writes what a renamed name (or the kernel's own name) becomes.
     #[inline]
+    fn put_taken(&self, taken: Taken, w: &mut Out) {
+        match taken {
+            Taken::Keep { .. } | Taken::Pending => {}
+            Taken::Token if self.marked => {
+                w.put(&self.prefix, 0, self.prefix.len());
+                w.put(b"0", 0, 1);
+            }
+            Taken::Token => {
+                let token = self.renamer.token.as_deref().unwrap_or_default();
+                w.put(token, 0, token.len())
+            }
+            Taken::Renamed { from, to } => w.put(&self.names, from, to),
+        }
+    }
+
+    /// [`Pass::put_taken`] for a name written outside the pass.
     pub(super) fn write_taken(&self, taken: Taken, out: &mut Vec<u8>) {
         match taken {
             Taken::Keep { .. } | Taken::Pending => {}
@@ -452,7 +521,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             Taken::Token => {
                 out.extend_from_slice(self.renamer.token.as_deref().unwrap_or_default())
             }
-            Taken::Renamed { from, to } => append(out, &self.names, from, to),
+            Taken::Renamed { from, to } => out.extend_from_slice(&self.names[from..to]),
         }
     }
 
@@ -528,16 +597,26 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // The name before, its number plus one, in place: no division per
         // name, and one short run to copy.
         self.last_len = increment_decimal(&mut self.last, self.prefix.len(), self.last_len);
-        self.names.truncate(self.names_end);
-        append(&mut self.names, &self.last, 0, self.last_len);
-        let taken = Taken::Renamed {
-            from: self.names_end,
-            to: self.names.len(),
-        };
-        self.names_end = self.names.len();
-        // Slack after the last name, so that it too is copied as a short
-        // run (see `append`).
-        self.names.extend_from_slice(&[0; RUN]);
+        let (from, len) = (self.names_end, self.last_len);
+        let to = from + len;
+        // Room for the name and the slack after it (see `names`).
+        if to + RUN > self.names.len() {
+            self.names.resize((to + RUN).max(2 * self.names.len()), 0);
+        }
+        // `last` has slack too: one block, and the bytes past the name are
+        // slack in `names`.
+        let block = self.last.first_chunk::<RUN>();
+        let room = self
+            .names
+            .get_mut(from..)
+            .and_then(<[u8]>::first_chunk_mut::<RUN>);
+        if let (Some(block), Some(room), true) = (block, room, len <= RUN) {
+            *room = *block;
+        } else {
+            self.names[from..to].copy_from_slice(&self.last[..len]);
+        }
+        self.names_end = to;
+        let taken = Taken::Renamed { from, to };
         if self.record {
             self.order.push((spelled.clone(), taken));
         }
@@ -569,22 +648,5 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     fn kept_collides(&self, kept: &[u8]) -> bool {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::append;
-
-    #[test]
-    fn append_copies_exactly_the_run_whatever_the_slack() {
-        let src: Vec<u8> = (0..40).collect();
-        for from in 0..src.len() {
-            for to in from..=src.len() {
-                let mut out = b"ab".to_vec();
-                append(&mut out, &src, from, to);
-                assert_eq!(out, [&b"ab"[..], &src[from..to]].concat(), "{from}..{to}");
-            }
-        }
     }
 }
