@@ -150,7 +150,7 @@ pub struct Binding<'t> {
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
     /// Every token but blanks, comments included.
-    tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
+    tokens: Vec<Token>,
     /// The id of each identifier token in [`Binding::tokens`], in order.
     code_ids: Vec<u32>,
     /// Each name's spelling, by id.
@@ -253,8 +253,9 @@ impl<'t> Binding<'t> {
 
     /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
     /// gives them, blanks left out: the lexing the binder did, for the
-    /// renamer to reuse.
-    pub fn tokens(&self) -> &[(TokenKind, std::ops::Range<usize>, bool)] {
+    /// renamer to reuse. None for a text longer than [`MAX_TEXT`] (given
+    /// up whole, see [`Binding::whole`]).
+    pub fn tokens(&self) -> &[Token] {
         &self.tokens
     }
 }
@@ -268,7 +269,7 @@ impl Drop for Binding<'_> {
     }
 }
 
-pub use lexed::{lex, Lexed};
+pub use lexed::{lex, Lexed, Token, MAX_TEXT};
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
@@ -300,7 +301,7 @@ fn bind_with<'t>(
     let members = exempt_members(&mut a, macros);
     debug_assert_eq!(
         a.code_ids.len(),
-        a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
+        a.all.iter().filter(|t| t.kind == TokenKind::Ident).count()
     );
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();

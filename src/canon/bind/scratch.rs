@@ -12,9 +12,7 @@
 use super::lexed::Token;
 use super::sink::Decl;
 use super::tokens::{Ident, Tok};
-use crate::canon::lexer::TokenKind;
 use std::cell::RefCell;
-use std::ops::Range;
 
 /// The largest buffer kept (in bytes of capacity).
 pub const KEEP: usize = 8 << 20;
@@ -26,7 +24,7 @@ const SPARES: usize = 2;
 /// Spare buffers, empty, by kind.
 #[derive(Default)]
 pub struct Spare {
-    lexed: Vec<Vec<(TokenKind, Range<usize>, bool)>>,
+    lexed: Vec<Vec<Token>>,
     comments: Vec<Vec<(usize, Token)>>,
     terms: Vec<Vec<(usize, Tok, usize)>>,
     idents: Vec<Vec<Ident>>,
@@ -46,7 +44,7 @@ pub trait Kept: Sized {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>>;
 }
 
-impl Kept for (TokenKind, Range<usize>, bool) {
+impl Kept for Token {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.lexed
     }

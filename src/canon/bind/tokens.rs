@@ -23,6 +23,7 @@
 
 use super::directives::{words, Directives};
 use super::keywords::{self, classify, is_opencl_space, opaque_construct};
+use super::lexed::Token;
 use super::scratch;
 use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
@@ -110,7 +111,7 @@ pub struct Adapted<'t> {
     pub index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
     /// Every token but blanks (comments included), for the renamer: one
     /// lexing serves both.
-    pub all: Vec<(TokenKind, Range<usize>, bool)>,
+    pub all: Vec<Token>,
     /// Names met where no renaming may reach: directives, attribute and
     /// `asm` text, `_Pragma` strings.
     pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
@@ -142,6 +143,7 @@ pub fn adapt<'t>(
     let raw = std::mem::take(&mut lexed.code);
     let all = std::mem::take(&mut lexed.all);
     let (keywords, digraphs) = (lexed.keywords, lexed.digraphs);
+    let too_long = lexed.too_long;
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -163,13 +165,19 @@ pub fn adapt<'t>(
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
     // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
     // the block structure would be wrong, so the text is given up.
-    if crate::canon::dialect::has_trigraph(text) {
+    if too_long {
+        a.whole = Some(format!(
+            "it is {} bytes long, over the {} the binder takes",
+            text.len(),
+            super::MAX_TEXT
+        ));
+    } else if crate::canon::dialect::has_trigraph(text) {
         a.whole = Some("it contains a trigraph".into());
     }
     if digraphs
         || raw
             .last()
-            .is_some_and(|t| t.0 == TokenKind::Punct && is_digraph(&spelling(&text[t.1.clone()])))
+            .is_some_and(|t| t.kind == TokenKind::Punct && is_digraph(&spelling(&text[t.range()])))
     {
         a.whole = Some("it contains a digraph".into());
     }
@@ -194,7 +202,7 @@ pub fn adapt<'t>(
     let declaring = !typedefs.declaring.is_empty();
     let mut i = 0;
     while i < raw.len() {
-        let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
+        let (kind, span, spliced) = (raw[i].kind, raw[i].range(), raw[i].spliced);
         let idx = i;
         // Inside a group already handed to the parser as one token.
         let hidden = idx < hidden_until;
@@ -260,23 +268,23 @@ pub fn adapt<'t>(
                     a.code_ids.push(id);
                     if reason == Reason::Asm {
                         while i < raw.len()
-                            && raw[i].0 == TokenKind::Ident
+                            && raw[i].kind == TokenKind::Ident
                             && matches!(
-                                &text[raw[i].1.clone()],
+                                &text[raw[i].range()],
                                 b"volatile" | b"__volatile__" | b"goto" | b"inline"
                             )
                         {
-                            let id = a.intern(Cow::Borrowed(&text[raw[i].1.clone()]));
+                            let id = a.intern(Cow::Borrowed(&text[raw[i].range()]));
                             a.code_ids.push(id);
                             i += 1;
                         }
                     }
-                    if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
+                    if i < raw.len() && &text[raw[i].range()] == b"(" {
                         let end = balanced(text, &raw, i);
                         if reason == Reason::Asm {
                             super::asm::operands(&mut a, text, &raw, i, end);
                         } else {
-                            for (k, s, sp) in &raw[i..end] {
+                            for (k, s, sp) in raw[i..end].iter().map(Token::parts) {
                                 a.opaque_token(text, *k, s.clone(), *sp, reason);
                             }
                         }
@@ -284,7 +292,7 @@ pub fn adapt<'t>(
                     }
                     continue;
                 }
-                let next_is_word = || raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let next_is_word = || raw.get(i).is_some_and(|t| t.kind == TokenKind::Ident);
                 let tok = if tag_here
                     || !typedefs.declaring.is_empty()
                         && typedefs.declaring.binary_search(&span.start).is_ok()
@@ -299,10 +307,10 @@ pub fn adapt<'t>(
                     word.class
                 };
                 after_tag = word.tag_keyword;
-                let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let invoked = || i < raw.len() && &text[raw[i].range()] == b"(";
                 let never = if tok == Tok::Ident && word.is_macro && invoked() {
                     let mut opaque_group = |from: usize, to: usize| {
-                        for (k, s, sp) in &raw[from..to] {
+                        for (k, s, sp) in raw[from..to].iter().map(Token::parts) {
                             if *k == TokenKind::Ident {
                                 let n = if *sp {
                                     spelling(&text[s.clone()])
@@ -321,8 +329,8 @@ pub fn adapt<'t>(
                     // to the others.
                     let passed = || {
                         (i..end).any(|j| {
-                            let (k, s, sp) = &raw[j];
-                            let called = raw.get(j + 1).is_some_and(|t| &text[t.1.clone()] == b"(");
+                            let (k, s, sp) = raw[j].parts();
+                            let called = raw.get(j + 1).is_some_and(|t| &text[t.range()] == b"(");
                             let n = if *sp {
                                 spelling(&text[s.clone()])
                             } else {
@@ -340,7 +348,7 @@ pub fn adapt<'t>(
                     }
                     // The expansion may end in a function-like macro's name
                     // (`ID(STR)(x)`), which takes the next parentheses.
-                    while end < raw.len() && &text[raw[end].1.clone()] == b"(" {
+                    while end < raw.len() && &text[raw[end].range()] == b"(" {
                         let next = balanced(text, &raw, end);
                         opaque_group(end, next);
                         end = next;
@@ -412,12 +420,12 @@ pub fn adapt<'t>(
                             let (end, inside_plain) = balanced_plain(text, &raw, idx);
                             let closed = end <= raw.len()
                                 && end > idx + 1
-                                && text[raw[end - 1].1.clone()]
+                                && text[raw[end - 1].range()]
                                     == *if cond { b")".as_slice() } else { b"]" };
                             let plain = closed && inside_plain;
                             if plain {
                                 let tok = if cond { Tok::Cond } else { Tok::Group };
-                                a.toks.push((span.start, tok, raw[end - 1].1.end));
+                                a.toks.push((span.start, tok, raw[end - 1].end()));
                                 note(tok, a.toks.len(), &mut stmt);
                                 hidden_until = end;
                                 after_member = false;
@@ -646,11 +654,11 @@ impl Word {
 /// ever open an attribute (C23, C++11), also with blanks, comments or a line
 /// splice between, where the lexer's `[[` does not see one: its names would
 /// be read as code (`[ [gnu::mode(QI)] ]` renamed with a local `QI`).
-fn brackets_apart(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], next: usize) -> bool {
+fn brackets_apart(text: &[u8], raw: &[Token], next: usize) -> bool {
     raw[next.min(raw.len())..]
         .iter()
-        .find(|t| t.0 != TokenKind::Preprocessor)
-        .is_some_and(|t| t.0 == TokenKind::Punct && text[t.1.clone()] == *b"[")
+        .find(|t| t.kind != TokenKind::Preprocessor)
+        .is_some_and(|t| t.kind == TokenKind::Punct && text[t.range()] == *b"[")
 }
 
 /// Whether a punctuator, spelled with its line splices removed, is a
@@ -664,15 +672,11 @@ fn is_digraph(b: &[u8]) -> bool {
 /// read as spelled, without their line splices: `<\⏎%` is `{` to the
 /// compiler, and a brace the adapter took for an operator would give a
 /// declaration in that block the scope of the one around it.
-pub(super) fn spells_digraph(
-    text: &[u8],
-    one: &(TokenKind, Range<usize>, bool),
-    next: &(TokenKind, Range<usize>, bool),
-) -> bool {
-    if one.0 != TokenKind::Punct {
+pub(super) fn spells_digraph(text: &[u8], one: &Token, next: &Token) -> bool {
+    if one.kind != TokenKind::Punct {
         return false;
     }
-    let first = &text[one.1.clone()];
+    let first = &text[one.range()];
     // Every digraph, whole or split over two tokens, starts with one of these.
     if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
         return false;
@@ -681,10 +685,10 @@ pub(super) fn spells_digraph(
     if is_digraph(&first) {
         return true;
     }
-    let two = spelling(&text[next.1.clone()]);
+    let two = spelling(&text[next.range()]);
     let mut both = [0u8; 4];
-    next.0 == TokenKind::Punct
-        && one.1.end == next.1.start
+    next.kind == TokenKind::Punct
+        && one.end() == next.start()
         && first.len() + two.len() <= both.len()
         && {
             both[..first.len()].copy_from_slice(&first);
@@ -708,8 +712,8 @@ fn note(tok: Tok, len: usize, stmt: &mut usize) {
 
 /// Whether `raw[k]` is a brace or a tag keyword, which a group sent as one
 /// token may not hold.
-pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k: usize) -> bool {
-    let (kind, s, _) = &raw[k];
+pub(super) fn not_plain(text: &[u8], raw: &[Token], k: usize) -> bool {
+    let (kind, s, _) = raw[k].parts();
     let b = &text[s.clone()];
     *kind == TokenKind::Punct && b == b"{"
         || *kind == TokenKind::Ident && matches!(b, b"struct" | b"union" | b"enum" | b"class")
@@ -718,14 +722,10 @@ pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k:
 /// [`balanced`], and whether no token strictly between `raw[open]` and the
 /// last token of the group (its closer, or the text's last token when
 /// nothing closes it) is a brace or a tag keyword: one walk for both.
-pub(super) fn balanced_plain(
-    text: &[u8],
-    raw: &[(TokenKind, Range<usize>, bool)],
-    open: usize,
-) -> (usize, bool) {
+pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
     let mut depth = 0usize;
     let mut plain = true;
-    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw.iter().map(Token::parts).enumerate().skip(open) {
         match kind {
             TokenKind::Punct => match &text[span.clone()] {
                 b"(" | b"[" | b"{" => {
@@ -751,9 +751,9 @@ pub(super) fn balanced_plain(
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
-pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+pub(super) fn balanced(text: &[u8], raw: &[Token], open: usize) -> usize {
     let mut depth = 0usize;
-    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw.iter().map(Token::parts).enumerate().skip(open) {
         if *kind == TokenKind::Punct {
             match &text[span.clone()] {
                 b"(" | b"[" | b"{" => depth += 1,
