@@ -431,7 +431,7 @@ fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
                     } else {
                         TokenKind::Punct
                     };
-                    raw.push((kind, text.len()..text.len() + t.len(), false));
+                    raw.push(Token::new(kind, text.len()..text.len() + t.len(), false));
                     text.extend_from_slice(t);
                     text.push(b' ');
                 }

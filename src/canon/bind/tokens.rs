@@ -725,7 +725,12 @@ pub(super) fn not_plain(text: &[u8], raw: &[Token], k: usize) -> bool {
 pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
     let mut depth = 0usize;
     let mut plain = true;
-    for (j, (kind, span, _)) in raw.iter().map(Token::parts).enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw
+        .iter()
+        .enumerate()
+        .skip(open)
+        .map(|(j, t)| (j, t.parts()))
+    {
         match kind {
             TokenKind::Punct => match &text[span.clone()] {
                 b"(" | b"[" | b"{" => {
@@ -753,7 +758,12 @@ pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize,
 /// The index just past the balanced group opened at `raw[open]`.
 pub(super) fn balanced(text: &[u8], raw: &[Token], open: usize) -> usize {
     let mut depth = 0usize;
-    for (j, (kind, span, _)) in raw.iter().map(Token::parts).enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw
+        .iter()
+        .enumerate()
+        .skip(open)
+        .map(|(j, t)| (j, t.parts()))
+    {
         if *kind == TokenKind::Punct {
             match &text[span.clone()] {
                 b"(" | b"[" | b"{" => depth += 1,

@@ -296,7 +296,7 @@ mod phases {
 
 /// Every token of `src`, read with the fast path and without it (and the
 /// nonblank ones read with it checked against the latter).
-fn both_readings(src: &[u8]) -> [Vec<Token>; 2] {
+fn both_readings(src: &[u8]) -> [Vec<(TokenKind, Range<usize>, bool)>; 2] {
     let mut fast = Vec::new();
     token_loop::<true, true>(src, |k, s, e| fast.push((k, s, e)));
     let mut logos = Vec::new();

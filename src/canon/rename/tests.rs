@@ -347,8 +347,12 @@ fn a_position_macro_or_asm_in_code_is_seen_when_only_one_name_starts_with_an_und
 /// renamed as ever.
 #[test]
 fn a_text_over_the_limit_is_raw_keyed() {
-    let text = b"__global__ void k(float *a) { int i = 0; a[i] = 1.0f; }";
-    let o = CanonOptions::default();
+    let text = b"void k(float* a) { for (int i2 = 0; i2 < 4; i2++) a[i2] = 1; }";
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        infer: true,
+        ..CanonOptions::default()
+    };
     let at = Renamer::new(&o).with_limit(text.len()).canonicalize(text);
     assert!(at.raw.is_none());
     assert!(!at.renamed.is_empty());
@@ -364,4 +368,11 @@ fn a_text_over_the_limit_is_raw_keyed() {
             .canonical_text(text),
         raw_text(text)
     );
+    // What makes a kernel uncacheable still does over the limit.
+    let text = b"void k(const char* s) { s = \"x\"; }\nchar* t = \"asm .incbin\";\nvoid f(void) { asm(\"nop\"); }";
+    assert!(Renamer::new(&o).canonicalize(text).uncacheable.is_some());
+    let over = Renamer::new(&o)
+        .with_limit(text.len() - 1)
+        .canonicalize(text);
+    assert!(over.uncacheable.is_some());
 }
