@@ -321,7 +321,7 @@ fn bind_with<'t>(
     let mut unparsed: Vec<(usize, usize)> = Vec::new();
     let mut closers = Vec::new();
     // The item being handed to the LR parser, collapsed (one buffer).
-    let mut collapsed: Vec<(usize, Tok, usize)> = Vec::new();
+    let mut collapsed: Vec<(u32, Tok, u32)> = Vec::new();
     // Items are cut before collapsing: a collapsed run holds no `;` and no
     // brace, and ends before none, so the cuts are where they were after.
     for chunk in items(&a.toks) {
@@ -356,10 +356,12 @@ fn bind_with<'t>(
         } else {
             chunk
         };
-        let toks = item.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
+        let toks = item
+            .iter()
+            .map(|&(l, t, r)| Ok::<_, ()>((l as usize, t, r as usize)));
         if parser.parse(&sink, toks).is_err() {
             roll_back(&sink);
-            unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
+            unparsed.push((chunk[0].0 as usize, chunk[chunk.len() - 1].2 as usize));
         }
     }
     let mut sink = sink.into_inner();
@@ -430,9 +432,9 @@ fn exempt_members(
     for w in a.toks.windows(2) {
         if w[0].1 == Tok::Ident
             && w[1].1 == Tok::Colon
-            && declarators.binary_search(&w[0].0).is_err()
+            && declarators.binary_search(&(w[0].0 as usize)).is_err()
         {
-            if let Some(k) = at(w[0].0) {
+            if let Some(k) = at(w[0].0 as usize) {
                 colon.insert(idents[k].id);
             }
         }
@@ -469,7 +471,7 @@ fn exempt_members(
 /// Cuts the terminals into top-level items: each ends with a `;` outside
 /// any bracket, or with the `}` closing a function body (a brace opened right
 /// after a `)`).
-fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
+fn items(toks: &[(u32, Tok, u32)]) -> Vec<&[(u32, Tok, u32)]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut depth = 0usize;

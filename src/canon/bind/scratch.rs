@@ -26,7 +26,7 @@ const SPARES: usize = 2;
 pub struct Spare {
     lexed: Vec<Vec<Token>>,
     comments: Vec<Vec<(usize, Token)>>,
-    terms: Vec<Vec<(usize, Tok, usize)>>,
+    terms: Vec<Vec<(u32, Tok, u32)>>,
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
     indices: Vec<Vec<usize>>,
@@ -56,7 +56,7 @@ impl Kept for (usize, Token) {
     }
 }
 
-impl Kept for (usize, Tok, usize) {
+impl Kept for (u32, Tok, u32) {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.terms
     }

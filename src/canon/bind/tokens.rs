@@ -98,7 +98,7 @@ pub struct Ident {
 /// What the adapter hands the parser and the binder.
 pub struct Adapted<'t> {
     /// The grammar's terminals, in order.
-    pub toks: Vec<(usize, Tok, usize)>,
+    pub toks: Vec<(u32, Tok, u32)>,
     /// Every identifier in code, in order.
     pub idents: Vec<Ident>,
     /// The id of every identifier token outside comments and directives, in
@@ -248,7 +248,8 @@ pub fn adapt<'t>(
                     let never = (word.class != Tok::Ident).then_some(Reason::Free);
                     a.push_id(span.start, id, never);
                     if !hidden {
-                        a.toks.push((span.start, word.class, span.end));
+                        a.toks
+                            .push((span.start as u32, word.class, span.end as u32));
                         note(word.class, a.toks.len(), &mut stmt);
                     }
                     continue;
@@ -257,7 +258,8 @@ pub fn adapt<'t>(
                     after_member = word.template;
                     a.push_id(span.start, id, Some(Reason::Member));
                     if !hidden {
-                        a.toks.push((span.start, Tok::Ident, span.end));
+                        a.toks
+                            .push((span.start as u32, Tok::Ident, span.end as u32));
                         note(Tok::Ident, a.toks.len(), &mut stmt);
                     }
                     continue;
@@ -371,7 +373,8 @@ pub fn adapt<'t>(
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                 after_member = true;
                 if !hidden {
-                    a.toks.push((span.start, Tok::Member, span.end));
+                    a.toks
+                        .push((span.start as u32, Tok::Member, span.end as u32));
                     note(Tok::Member, a.toks.len(), &mut stmt);
                 }
                 continue;
@@ -425,7 +428,8 @@ pub fn adapt<'t>(
                             let plain = closed && inside_plain;
                             if plain {
                                 let tok = if cond { Tok::Cond } else { Tok::Group };
-                                a.toks.push((span.start, tok, raw[end - 1].end()));
+                                a.toks
+                                    .push((span.start as u32, tok, raw[end - 1].end() as u32));
                                 note(tok, a.toks.len(), &mut stmt);
                                 hidden_until = end;
                                 after_member = false;
@@ -479,7 +483,7 @@ pub fn adapt<'t>(
         };
         after_member = false;
         if !hidden {
-            a.toks.push((span.start, tok, span.end));
+            a.toks.push((span.start as u32, tok, span.end as u32));
             note(tok, a.toks.len(), &mut stmt);
         }
     }
