@@ -367,10 +367,10 @@ fn bind_with<'t>(
     let mut sink = sink.into_inner();
     let mut k = 0;
     for &at in &sink.functions {
-        while k < a.idents.len() && a.idents[k].at < at {
+        while k < a.idents.len() && (a.idents[k].at as usize) < at {
             k += 1;
         }
-        if let Some(id) = a.idents.get(k).filter(|id| id.at == at) {
+        if let Some(id) = a.idents.get(k).filter(|id| id.at as usize == at) {
             binding.functions.push(a.names[id.id as usize].clone());
         }
     }
@@ -422,7 +422,7 @@ fn exempt_members(
         return Vec::new();
     }
     let idents = &a.idents;
-    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at).ok();
+    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at as usize).ok();
     let mut declarators: Vec<usize> = bodies
         .iter()
         .flat_map(|b| b.names.iter().copied())
@@ -465,7 +465,7 @@ fn exempt_members(
     for &k in &exempt {
         a.idents[k].never = Some(Reason::Member);
     }
-    exempt.iter().map(|&k| a.idents[k].at).collect()
+    exempt.iter().map(|&k| a.idents[k].at as usize).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside
@@ -657,10 +657,10 @@ fn judge<'t>(
     };
     let mut d = 0;
     for (k, id) in a.idents.iter().enumerate() {
-        while d < decls.len() && decls[d].at < id.at {
+        while d < decls.len() && decls[d].at < id.at as usize {
             d += 1;
         }
-        if d >= decls.len() || decls[d].at != id.at {
+        if d >= decls.len() || decls[d].at != id.at as usize {
             continue;
         }
         declaring[k] = true;
@@ -710,16 +710,16 @@ fn judge<'t>(
         }
         let reason = if let Some(r) = id.never {
             Some(r)
-        } else if unparsed.holds(id.at) {
+        } else if unparsed.holds(id.at as usize) {
             Some(Reason::Unparsed)
-        } else if never.holds(id.at) {
+        } else if never.holds(id.at as usize) {
             Some(Reason::Tag)
         } else if declaring[k] {
             None
         } else {
             let bound = scopes(id.id)
                 .iter()
-                .any(|&(_, from, to)| from <= id.at && id.at < to);
+                .any(|&(_, from, to)| from <= id.at as usize && (id.at as usize) < to);
             (!bound).then_some(Reason::Free)
         };
         match reason {

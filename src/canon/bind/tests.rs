@@ -473,4 +473,6 @@ fn a_text_over_the_limit_is_given_up_whole() {
     assert_eq!(over.verdict(b"b"), Err(Reason::Whole));
     assert!(over.tokens().is_empty());
     assert_eq!(std::mem::size_of::<Token>(), 12);
+    assert_eq!(std::mem::size_of::<tokens::Ident>(), 12);
+    assert_eq!(std::mem::size_of::<(u32, Tok, u32)>(), 12);
 }

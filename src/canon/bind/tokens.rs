@@ -86,8 +86,9 @@ pub enum Tok {
 /// One identifier in code (not in a comment or a directive).
 #[derive(Clone, Debug)]
 pub struct Ident {
-    /// Where it starts.
-    pub at: usize,
+    /// Where it starts (a `u32`, as a [`Token`]'s: see
+    /// [`super::MAX_TEXT`]).
+    pub at: u32,
     /// Its spelling (line splices removed), as an index into
     /// [`Adapted::names`].
     pub id: u32,
@@ -529,7 +530,12 @@ impl<'t> Adapted<'t> {
 
     fn push_id(&mut self, at: usize, id: u32, never: Option<Reason>) {
         self.code_ids.push(id);
-        self.idents.push(Ident { at, id, never });
+        // `at` is a token's start: no more than `MAX_TEXT`.
+        self.idents.push(Ident {
+            at: at as u32,
+            id,
+            never,
+        });
     }
 
     /// A token inside an opaque construct: its names are opaque, a string's
