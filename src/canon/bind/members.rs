@@ -115,7 +115,10 @@ mod tests {
     use super::*;
 
     fn toks(ts: &[Tok]) -> Vec<(u32, Tok, u32)> {
-        ts.iter().enumerate().map(|(i, &t)| (i, t, i + 1)).collect()
+        ts.iter()
+            .enumerate()
+            .map(|(i, &t)| (i as u32, t, i as u32 + 1))
+            .collect()
     }
 
     #[test]
