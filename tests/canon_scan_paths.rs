@@ -7,10 +7,10 @@
 //! comments, `#pragma` and `_Pragma`, digraphs), under option sets with and
 //! without a kernel name, the backend's macros and reported position macros.
 
+use kcache::canon::bind::Token;
 use kcache::canon::dialect::{Findings, Scanner};
 use kcache::canon::lexer::{for_each_token_spliced, TokenKind};
 use kcache::canon::{CanonOptions, MacroNames, Renamer};
-use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -180,11 +180,11 @@ fn option_sets() -> Vec<Set> {
     sets
 }
 
-fn lexed(text: &[u8]) -> Vec<(TokenKind, Range<usize>, bool)> {
+fn lexed(text: &[u8]) -> Vec<Token> {
     let mut tokens = Vec::new();
     for_each_token_spliced(text, |kind, span, spliced| {
         if kind != TokenKind::Whitespace {
-            tokens.push((kind, span, spliced));
+            tokens.push(Token::new(kind, span, spliced));
         }
     });
     tokens

@@ -113,6 +113,9 @@ pub struct Renamer {
     /// Whether the binder's verdicts apply (off only in this module's tests
     /// of the renaming mechanics).
     verify: bool,
+    /// The longest text bound: [`super::bind::MAX_TEXT`], lowered only in
+    /// this module's tests of a longer text's path.
+    limit: usize,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -174,6 +177,7 @@ impl Renamer {
             position_macros: None,
             infer: options.infer,
             verify: true,
+            limit: super::bind::MAX_TEXT,
         }
     }
 
@@ -194,6 +198,14 @@ impl Renamer {
     #[cfg(test)]
     fn unverified(mut self) -> Renamer {
         self.verify = false;
+        self
+    }
+
+    /// Binds only texts of at most `limit` bytes: for tests of a longer
+    /// text's path without a text of 4 GiB.
+    #[cfg(test)]
+    fn with_limit(mut self, limit: usize) -> Renamer {
+        self.limit = limit;
         self
     }
 
@@ -311,11 +323,29 @@ impl Renamer {
     /// the dialect scan found, when the kernel is to be raw-keyed: then the
     /// binding is not used.
     fn pass<'t>(&self, text: &'t [u8], record: bool) -> Result<Pass<'_, 't, 't>, Findings> {
-        // One lexing serves the dialect scan, the binder and every pass.
-        let tokens = super::bind::lex(text);
         let mut scanner = Scanner::new(self.position_macros.as_deref())
             .with_kernel_name(self.kernel_name.as_deref())
             .with_macros(self.macros.as_deref());
+        if text.len() > self.limit {
+            // The binder's tokens hold `u32` positions: a longer text is
+            // not lexed for it but raw-keyed whole, nothing renamed. The
+            // scan still runs (its lexing has `usize` positions): what
+            // makes a kernel uncacheable does at any length.
+            super::lexer::for_each_token_spliced(text, |kind, span, spliced| {
+                scanner.token(text, kind, span, spliced)
+            });
+            let mut findings = scanner.finish(text);
+            findings.raw.get_or_insert_with(|| {
+                format!(
+                    "it is {} bytes long, over the {} the binder takes",
+                    text.len(),
+                    self.limit
+                )
+            });
+            return Err(findings);
+        }
+        // One lexing serves the dialect scan, the binder and every pass.
+        let tokens = super::bind::lex(text);
         // The scan rides along the first pass, where it costs a test or two
         // per token; but where it follows every parenthesis from the start
         // (a kernel name and the backend's macros) it runs first, so that a

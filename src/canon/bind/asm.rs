@@ -14,32 +14,32 @@
 //! like a word of the template.
 
 use super::keywords::{classify, opaque_construct};
+use super::lexed::Token;
 use super::tokens::{balanced, Adapted, Tok};
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
-use std::ops::Range;
 
 /// Reads the tokens `raw[from..end]` of an `asm` statement's parenthesized
 /// part (see the module docs).
 pub(super) fn operands<'t>(
     a: &mut Adapted<'t>,
     text: &'t [u8],
-    raw: &[(TokenKind, Range<usize>, bool)],
+    raw: &[Token],
     from: usize,
     end: usize,
 ) {
     let mut k = from;
     while k < end {
-        let (kind, span, spliced) = (raw[k].0, raw[k].1.clone(), raw[k].2);
+        let (kind, span, spliced) = (raw[k].kind, raw[k].range(), raw[k].spliced);
         a.opaque_token(text, kind, span, spliced, Reason::Asm);
         k += 1;
         let constraint = matches!(kind, TokenKind::Str | TokenKind::RawStr);
-        if constraint && k < end && &text[raw[k].1.clone()] == b"(" {
+        if constraint && k < end && &text[raw[k].range()] == b"(" {
             let close = balanced(text, raw, k);
             if close <= end && plain(text, &raw[k + 1..close - 1], a.glsl) {
                 let mut member = false;
-                for (kind, span, spliced) in &raw[k..close] {
+                for (kind, span, spliced) in raw[k..close].iter().map(Token::parts) {
                     if *kind == TokenKind::Ident {
                         let b = &text[span.clone()];
                         let name = if *spliced {
@@ -60,26 +60,29 @@ pub(super) fn operands<'t>(
 
 /// Whether an operand's tokens are only names (no keyword, no call),
 /// numbers, member operators and punctuators other than braces.
-fn plain(text: &[u8], toks: &[(TokenKind, Range<usize>, bool)], glsl: bool) -> bool {
-    toks.iter().enumerate().all(|(j, (kind, span, spliced))| {
-        let b = &text[span.clone()];
-        match kind {
-            TokenKind::Ident => {
-                let name = if *spliced {
-                    spelling(b)
-                } else {
-                    Cow::Borrowed(b)
-                };
-                let called = toks
-                    .get(j + 1)
-                    .is_some_and(|t| t.0 == TokenKind::Punct && &text[t.1.clone()] == b"(");
-                !called
-                    && classify(&name, glsl, false) == Tok::Ident
-                    && opaque_construct(&name, glsl).is_none()
+fn plain(text: &[u8], toks: &[Token], glsl: bool) -> bool {
+    toks.iter()
+        .map(Token::parts)
+        .enumerate()
+        .all(|(j, (kind, span, spliced))| {
+            let b = &text[span.clone()];
+            match kind {
+                TokenKind::Ident => {
+                    let name = if *spliced {
+                        spelling(b)
+                    } else {
+                        Cow::Borrowed(b)
+                    };
+                    let called = toks
+                        .get(j + 1)
+                        .is_some_and(|t| t.kind == TokenKind::Punct && &text[t.range()] == b"(");
+                    !called
+                        && classify(&name, glsl, false) == Tok::Ident
+                        && opaque_construct(&name, glsl).is_none()
+                }
+                TokenKind::Number | TokenKind::Dot | TokenKind::Arrow => true,
+                TokenKind::Punct => !matches!(b, b"{" | b"}" | b";"),
+                _ => false,
             }
-            TokenKind::Number | TokenKind::Dot | TokenKind::Arrow => true,
-            TokenKind::Punct => !matches!(b, b"{" | b"}" | b";"),
-            _ => false,
-        }
-    })
+        })
 }

@@ -2,9 +2,10 @@
 //! (the macros it defines, which stringize, its conditional regions) and the
 //! words of directives, attributes and strings, which are opaque.
 
+use super::lexed::Token;
 use super::tokens::Adapted;
 use super::Reason;
-use crate::canon::lexer::{spelling, TokenKind};
+use crate::canon::lexer::spelling;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -101,7 +102,7 @@ impl<'t> Directives<'t> {
     /// Reads the directives among `raw`, which stand at `at` (in order).
     pub(super) fn read(
         text: &'t [u8],
-        raw: &[(TokenKind, Range<usize>, bool)],
+        raw: &[Token],
         at: &[usize],
         a: &mut Adapted<'t>,
         macros: Option<&crate::canon::MacroNames>,
@@ -120,7 +121,7 @@ impl<'t> Directives<'t> {
         // (`#pragma unroll` before every loop) keeps the same words, and a
         // name's first opaque occurrence is the one that counts.
         let mut last_kept: Option<&[u8]> = None;
-        for span in at.iter().map(|&i| &raw[i].1) {
+        for span in at.iter().map(|&i| raw[i].range()) {
             // Without a backslash or a slash the line has no splice and no
             // comment: it is its own text, and its words borrow from it.
             let bytes = &text[span.clone()];

@@ -30,7 +30,7 @@ pub struct Body {
 }
 
 /// The plain bodies in `toks` (see the module docs).
-pub fn bodies(toks: &[(usize, Tok, usize)]) -> Vec<Body> {
+pub fn bodies(toks: &[(u32, Tok, u32)]) -> Vec<Body> {
     let mut out = Vec::new();
     for i in 0..toks.len() {
         if toks[i].1 != Tok::Struct {
@@ -50,7 +50,7 @@ pub fn bodies(toks: &[(usize, Tok, usize)]) -> Vec<Body> {
 }
 
 /// The body starting at `toks[i]` (just after its `{`), if it is plain.
-fn body(toks: &[(usize, Tok, usize)], mut i: usize) -> Option<Body> {
+fn body(toks: &[(u32, Tok, u32)], mut i: usize) -> Option<Body> {
     let mut b = Body {
         names: Vec::new(),
         specs: Vec::new(),
@@ -64,7 +64,7 @@ fn body(toks: &[(usize, Tok, usize)], mut i: usize) -> Option<Body> {
         loop {
             match at(i)? {
                 Tok::TypeName | Tok::Qual => {
-                    b.specs.push(toks[i].0);
+                    b.specs.push(toks[i].0 as usize);
                     i += 1;
                 }
                 Tok::Struct if at(i + 1)? == Tok::Ident && at(i + 2)? != Tok::LBrace => {
@@ -80,14 +80,14 @@ fn body(toks: &[(usize, Tok, usize)], mut i: usize) -> Option<Body> {
         loop {
             while matches!(at(i)?, Tok::Star | Tok::Qual) {
                 if at(i)? == Tok::Qual {
-                    b.specs.push(toks[i].0);
+                    b.specs.push(toks[i].0 as usize);
                 }
                 i += 1;
             }
             if at(i)? != Tok::Ident {
                 return None;
             }
-            b.names.push(toks[i].0);
+            b.names.push(toks[i].0 as usize);
             i += 1;
             while at(i)? == Tok::Group {
                 i += 1;
@@ -114,8 +114,11 @@ fn body(toks: &[(usize, Tok, usize)], mut i: usize) -> Option<Body> {
 mod tests {
     use super::*;
 
-    fn toks(ts: &[Tok]) -> Vec<(usize, Tok, usize)> {
-        ts.iter().enumerate().map(|(i, &t)| (i, t, i + 1)).collect()
+    fn toks(ts: &[Tok]) -> Vec<(u32, Tok, u32)> {
+        ts.iter()
+            .enumerate()
+            .map(|(i, &t)| (i as u32, t, i as u32 + 1))
+            .collect()
     }
 
     #[test]

@@ -150,7 +150,7 @@ pub struct Binding<'t> {
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
     /// Every token but blanks, comments included.
-    tokens: Vec<(TokenKind, std::ops::Range<usize>, bool)>,
+    tokens: Vec<Token>,
     /// The id of each identifier token in [`Binding::tokens`], in order.
     code_ids: Vec<u32>,
     /// Each name's spelling, by id.
@@ -253,8 +253,9 @@ impl<'t> Binding<'t> {
 
     /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
     /// gives them, blanks left out: the lexing the binder did, for the
-    /// renamer to reuse.
-    pub fn tokens(&self) -> &[(TokenKind, std::ops::Range<usize>, bool)] {
+    /// renamer to reuse. None for a text longer than [`MAX_TEXT`] (given
+    /// up whole, see [`Binding::whole`]).
+    pub fn tokens(&self) -> &[Token] {
         &self.tokens
     }
 }
@@ -268,7 +269,7 @@ impl Drop for Binding<'_> {
     }
 }
 
-pub use lexed::{lex, Lexed};
+pub use lexed::{lex, Lexed, Token, MAX_TEXT};
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
@@ -300,7 +301,7 @@ fn bind_with<'t>(
     let members = exempt_members(&mut a, macros);
     debug_assert_eq!(
         a.code_ids.len(),
-        a.all.iter().filter(|t| t.0 == TokenKind::Ident).count()
+        a.all.iter().filter(|t| t.kind == TokenKind::Ident).count()
     );
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();
@@ -320,7 +321,7 @@ fn bind_with<'t>(
     let mut unparsed: Vec<(usize, usize)> = Vec::new();
     let mut closers = Vec::new();
     // The item being handed to the LR parser, collapsed (one buffer).
-    let mut collapsed: Vec<(usize, Tok, usize)> = Vec::new();
+    let mut collapsed: Vec<(u32, Tok, u32)> = Vec::new();
     // Items are cut before collapsing: a collapsed run holds no `;` and no
     // brace, and ends before none, so the cuts are where they were after.
     for chunk in items(&a.toks) {
@@ -355,19 +356,21 @@ fn bind_with<'t>(
         } else {
             chunk
         };
-        let toks = item.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r)));
+        let toks = item
+            .iter()
+            .map(|&(l, t, r)| Ok::<_, ()>((l as usize, t, r as usize)));
         if parser.parse(&sink, toks).is_err() {
             roll_back(&sink);
-            unparsed.push((chunk[0].0, chunk[chunk.len() - 1].2));
+            unparsed.push((chunk[0].0 as usize, chunk[chunk.len() - 1].2 as usize));
         }
     }
     let mut sink = sink.into_inner();
     let mut k = 0;
     for &at in &sink.functions {
-        while k < a.idents.len() && a.idents[k].at < at {
+        while k < a.idents.len() && (a.idents[k].at as usize) < at {
             k += 1;
         }
-        if let Some(id) = a.idents.get(k).filter(|id| id.at == at) {
+        if let Some(id) = a.idents.get(k).filter(|id| id.at as usize == at) {
             binding.functions.push(a.names[id.id as usize].clone());
         }
     }
@@ -419,7 +422,7 @@ fn exempt_members(
         return Vec::new();
     }
     let idents = &a.idents;
-    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at).ok();
+    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at as usize).ok();
     let mut declarators: Vec<usize> = bodies
         .iter()
         .flat_map(|b| b.names.iter().copied())
@@ -429,9 +432,9 @@ fn exempt_members(
     for w in a.toks.windows(2) {
         if w[0].1 == Tok::Ident
             && w[1].1 == Tok::Colon
-            && declarators.binary_search(&w[0].0).is_err()
+            && declarators.binary_search(&(w[0].0 as usize)).is_err()
         {
-            if let Some(k) = at(w[0].0) {
+            if let Some(k) = at(w[0].0 as usize) {
                 colon.insert(idents[k].id);
             }
         }
@@ -462,13 +465,13 @@ fn exempt_members(
     for &k in &exempt {
         a.idents[k].never = Some(Reason::Member);
     }
-    exempt.iter().map(|&k| a.idents[k].at).collect()
+    exempt.iter().map(|&k| a.idents[k].at as usize).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside
 /// any bracket, or with the `}` closing a function body (a brace opened right
 /// after a `)`).
-fn items(toks: &[(usize, Tok, usize)]) -> Vec<&[(usize, Tok, usize)]> {
+fn items(toks: &[(u32, Tok, u32)]) -> Vec<&[(u32, Tok, u32)]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut depth = 0usize;
@@ -654,10 +657,10 @@ fn judge<'t>(
     };
     let mut d = 0;
     for (k, id) in a.idents.iter().enumerate() {
-        while d < decls.len() && decls[d].at < id.at {
+        while d < decls.len() && decls[d].at < id.at as usize {
             d += 1;
         }
-        if d >= decls.len() || decls[d].at != id.at {
+        if d >= decls.len() || decls[d].at != id.at as usize {
             continue;
         }
         declaring[k] = true;
@@ -707,16 +710,16 @@ fn judge<'t>(
         }
         let reason = if let Some(r) = id.never {
             Some(r)
-        } else if unparsed.holds(id.at) {
+        } else if unparsed.holds(id.at as usize) {
             Some(Reason::Unparsed)
-        } else if never.holds(id.at) {
+        } else if never.holds(id.at as usize) {
             Some(Reason::Tag)
         } else if declaring[k] {
             None
         } else {
             let bound = scopes(id.id)
                 .iter()
-                .any(|&(_, from, to)| from <= id.at && id.at < to);
+                .any(|&(_, from, to)| from <= id.at as usize && (id.at as usize) < to);
             (!bound).then_some(Reason::Free)
         };
         match reason {

@@ -86,7 +86,7 @@ fn starts(t: Tok, after_assign: bool) -> bool {
 /// that may be collapsed: it ends before a top-level `;` (a statement), or
 /// before a top-level `,`, `;`, `:` or closing bracket (after `=`).
 fn run_end(
-    toks: &[(usize, Tok, usize)],
+    toks: &[(u32, Tok, u32)],
     from: usize,
     statement: bool,
     open: &mut Vec<Tok>,
@@ -102,7 +102,7 @@ fn run_end(
 /// (and at nothing else). `open`: room for the brackets open in the run
 /// (one buffer for every run of a text).
 fn run_to(
-    toks: &[(usize, Tok, usize)],
+    toks: &[(u32, Tok, u32)],
     from: usize,
     statement: bool,
     for_tail: bool,
@@ -142,11 +142,11 @@ fn run_to(
 
 /// Replaces each collapsible run of `toks` by one `group` terminal (see the
 /// module docs).
-pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> {
+pub fn collapse(mut toks: Vec<(u32, Tok, u32)>) -> Vec<(u32, Tok, u32)> {
     // In place: a run's tokens are read before its group is written, and the
     // writing never passes the reading (one large vector less per text).
     let mut w = 0;
-    let mut emit = |toks: &mut Vec<(usize, Tok, usize)>, t| {
+    let mut emit = |toks: &mut Vec<(u32, Tok, u32)>, t| {
         toks[w] = t;
         w += 1;
     };
@@ -232,11 +232,14 @@ pub fn collapse(mut toks: Vec<(usize, Tok, usize)>) -> Vec<(usize, Tok, usize)> 
 mod tests {
     use super::*;
 
-    fn toks(ts: &[Tok]) -> Vec<(usize, Tok, usize)> {
-        ts.iter().enumerate().map(|(i, &t)| (i, t, i + 1)).collect()
+    fn toks(ts: &[Tok]) -> Vec<(u32, Tok, u32)> {
+        ts.iter()
+            .enumerate()
+            .map(|(i, &t)| (i as u32, t, i as u32 + 1))
+            .collect()
     }
 
-    fn kinds(v: &[(usize, Tok, usize)]) -> Vec<Tok> {
+    fn kinds(v: &[(u32, Tok, u32)]) -> Vec<Tok> {
         v.iter().map(|t| t.1).collect()
     }
 

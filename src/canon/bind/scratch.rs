@@ -12,9 +12,7 @@
 use super::lexed::Token;
 use super::sink::Decl;
 use super::tokens::{Ident, Tok};
-use crate::canon::lexer::TokenKind;
 use std::cell::RefCell;
-use std::ops::Range;
 
 /// The largest buffer kept (in bytes of capacity).
 pub const KEEP: usize = 8 << 20;
@@ -26,9 +24,9 @@ const SPARES: usize = 2;
 /// Spare buffers, empty, by kind.
 #[derive(Default)]
 pub struct Spare {
-    lexed: Vec<Vec<(TokenKind, Range<usize>, bool)>>,
+    lexed: Vec<Vec<Token>>,
     comments: Vec<Vec<(usize, Token)>>,
-    terms: Vec<Vec<(usize, Tok, usize)>>,
+    terms: Vec<Vec<(u32, Tok, u32)>>,
     idents: Vec<Vec<Ident>>,
     ids: Vec<Vec<u32>>,
     indices: Vec<Vec<usize>>,
@@ -46,7 +44,7 @@ pub trait Kept: Sized {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>>;
 }
 
-impl Kept for (TokenKind, Range<usize>, bool) {
+impl Kept for Token {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.lexed
     }
@@ -58,7 +56,7 @@ impl Kept for (usize, Token) {
     }
 }
 
-impl Kept for (usize, Tok, usize) {
+impl Kept for (u32, Tok, u32) {
     fn shelf(spare: &mut Spare) -> &mut Vec<Vec<Self>> {
         &mut spare.terms
     }

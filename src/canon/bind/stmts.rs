@@ -35,7 +35,7 @@ use super::sink::{DeclKind, Declarator, Sink, Spec, PENDING};
 use super::tokens::Tok;
 
 /// One terminal: start, kind, end.
-type Term = (usize, Tok, usize);
+type Term = (u32, Tok, u32);
 
 /// How deeply statements may nest before the item is left to the LR parser
 /// (which keeps its stack on the heap; this parse recurses).
@@ -171,10 +171,10 @@ impl Parser<'_> {
         self.params()?;
         let (_, _, end) = self.expect(Tok::RParen)?;
         let hi = self.sink.decls.len();
-        self.sink.close_params(lo, hi, end);
+        self.sink.close_params(lo, hi, end as usize);
         let d = Declarator {
-            at,
-            end,
+            at: at as usize,
+            end: end as usize,
             params: Some((lo, hi)),
             func: true,
             ptr,
@@ -234,7 +234,7 @@ impl Parser<'_> {
             end = r;
             self.i += 1;
         }
-        Ok((at, end))
+        Ok((at as usize, end as usize))
     }
 
     /// `Params`, up to the closing `)` (not taken).
@@ -292,9 +292,9 @@ impl Parser<'_> {
             }
         }
         let (_, _, r) = self.expect(Tok::RBrace)?;
-        self.sink.scopes.push((l, r));
+        self.sink.scopes.push((l as usize, r as usize));
         self.depth -= 1;
-        Ok((l, r))
+        Ok((l as usize, r as usize))
     }
 
     /// `Decl`, its `;` included.
@@ -478,7 +478,7 @@ impl Parser<'_> {
                 self.for_head()?;
                 self.stmt()?;
                 let r = self.toks[self.i - 1].2;
-                self.sink.scopes.push((l, r));
+                self.sink.scopes.push((l as usize, r as usize));
             }
             Tok::Do => {
                 self.i += 1;
@@ -515,7 +515,7 @@ impl Parser<'_> {
             }
             Tok::Ident if self.toks.get(self.i + 1).is_some_and(|t| t.1 == Tok::Colon) => {
                 self.i += 2;
-                self.sink.push(l, end, 0, DeclKind::Label);
+                self.sink.push(l as usize, end as usize, 0, DeclKind::Label);
                 self.stmt()?;
             }
             _ => {

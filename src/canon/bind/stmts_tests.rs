@@ -21,7 +21,11 @@ fn compare(text: &[u8]) -> Vec<bool> {
         for toks in [runs::collapse(chunk.to_vec()), chunk.to_vec()] {
             *lr.borrow_mut() = Sink::new(a.glsl);
             let parsed = parser
-                .parse(&lr, toks.iter().map(|&(l, t, r)| Ok::<_, ()>((l, t, r))))
+                .parse(
+                    &lr,
+                    toks.iter()
+                        .map(|&(l, t, r)| Ok::<_, ()>((l as usize, t, r as usize))),
+                )
                 .is_ok();
             if taken {
                 let s = lr.borrow();

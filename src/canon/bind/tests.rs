@@ -431,7 +431,7 @@ fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
                     } else {
                         TokenKind::Punct
                     };
-                    raw.push((kind, text.len()..text.len() + t.len(), false));
+                    raw.push(Token::new(kind, text.len()..text.len() + t.len(), false));
                     text.extend_from_slice(t);
                     text.push(b' ');
                 }
@@ -456,4 +456,23 @@ fn a_repeated_directive_still_keeps_its_words() {
     let k = "void f(int n, int m) {\n#pragma unroll\n  n = 1;\n#pragma unroll\n  n = 2;\n#pragma unroll m\n  m = n;\n}";
     ok(k, &["n"]);
     kept(k, "m", Reason::Directive);
+}
+
+/// A text longer than the binder takes (`u32` positions) is given up whole
+/// before any token is formed; one at the limit is bound. Tried at a low
+/// limit: the path is the one a text over 4 GiB takes.
+#[test]
+fn a_text_over_the_limit_is_given_up_whole() {
+    let text = b"void f(int a) { int b = a; }";
+    let at = bind_lexed(text, lexed::lex_within(text, text.len()), None);
+    assert!(at.whole.is_none());
+    assert_eq!(at.verdict(b"b"), Ok(()));
+    assert!(!at.tokens().is_empty());
+    let over = bind_lexed(text, lexed::lex_within(text, text.len() - 1), None);
+    assert!(over.whole.as_deref().unwrap().contains("bytes long"));
+    assert_eq!(over.verdict(b"b"), Err(Reason::Whole));
+    assert!(over.tokens().is_empty());
+    assert_eq!(std::mem::size_of::<Token>(), 12);
+    assert_eq!(std::mem::size_of::<tokens::Ident>(), 12);
+    assert_eq!(std::mem::size_of::<(u32, Tok, u32)>(), 12);
 }

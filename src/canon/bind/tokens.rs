@@ -23,6 +23,7 @@
 
 use super::directives::{words, Directives};
 use super::keywords::{self, classify, is_opencl_space, opaque_construct};
+use super::lexed::Token;
 use super::scratch;
 use super::short::{ShortIds, SHORT};
 use super::typedefs::typedef_names;
@@ -85,8 +86,9 @@ pub enum Tok {
 /// One identifier in code (not in a comment or a directive).
 #[derive(Clone, Debug)]
 pub struct Ident {
-    /// Where it starts.
-    pub at: usize,
+    /// Where it starts (a `u32`, as a [`Token`]'s: see
+    /// [`super::MAX_TEXT`]).
+    pub at: u32,
     /// Its spelling (line splices removed), as an index into
     /// [`Adapted::names`].
     pub id: u32,
@@ -97,7 +99,7 @@ pub struct Ident {
 /// What the adapter hands the parser and the binder.
 pub struct Adapted<'t> {
     /// The grammar's terminals, in order.
-    pub toks: Vec<(usize, Tok, usize)>,
+    pub toks: Vec<(u32, Tok, u32)>,
     /// Every identifier in code, in order.
     pub idents: Vec<Ident>,
     /// The id of every identifier token outside comments and directives, in
@@ -110,7 +112,7 @@ pub struct Adapted<'t> {
     pub index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
     /// Every token but blanks (comments included), for the renamer: one
     /// lexing serves both.
-    pub all: Vec<(TokenKind, Range<usize>, bool)>,
+    pub all: Vec<Token>,
     /// Names met where no renaming may reach: directives, attribute and
     /// `asm` text, `_Pragma` strings.
     pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
@@ -142,6 +144,7 @@ pub fn adapt<'t>(
     let raw = std::mem::take(&mut lexed.code);
     let all = std::mem::take(&mut lexed.all);
     let (keywords, digraphs) = (lexed.keywords, lexed.digraphs);
+    let too_long = lexed.too_long;
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
@@ -163,13 +166,19 @@ pub fn adapt<'t>(
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
     // digraphs (`<%` is `{`) spell brackets the adapter would not see as such:
     // the block structure would be wrong, so the text is given up.
-    if crate::canon::dialect::has_trigraph(text) {
+    if too_long {
+        a.whole = Some(format!(
+            "it is {} bytes long, over the {} the binder takes",
+            text.len(),
+            super::MAX_TEXT
+        ));
+    } else if crate::canon::dialect::has_trigraph(text) {
         a.whole = Some("it contains a trigraph".into());
     }
     if digraphs
         || raw
             .last()
-            .is_some_and(|t| t.0 == TokenKind::Punct && is_digraph(&spelling(&text[t.1.clone()])))
+            .is_some_and(|t| t.kind == TokenKind::Punct && is_digraph(&spelling(&text[t.range()])))
     {
         a.whole = Some("it contains a digraph".into());
     }
@@ -194,7 +203,7 @@ pub fn adapt<'t>(
     let declaring = !typedefs.declaring.is_empty();
     let mut i = 0;
     while i < raw.len() {
-        let (kind, span, spliced) = (raw[i].0, raw[i].1.clone(), raw[i].2);
+        let (kind, span, spliced) = (raw[i].kind, raw[i].range(), raw[i].spliced);
         let idx = i;
         // Inside a group already handed to the parser as one token.
         let hidden = idx < hidden_until;
@@ -240,7 +249,8 @@ pub fn adapt<'t>(
                     let never = (word.class != Tok::Ident).then_some(Reason::Free);
                     a.push_id(span.start, id, never);
                     if !hidden {
-                        a.toks.push((span.start, word.class, span.end));
+                        a.toks
+                            .push((span.start as u32, word.class, span.end as u32));
                         note(word.class, a.toks.len(), &mut stmt);
                     }
                     continue;
@@ -249,7 +259,8 @@ pub fn adapt<'t>(
                     after_member = word.template;
                     a.push_id(span.start, id, Some(Reason::Member));
                     if !hidden {
-                        a.toks.push((span.start, Tok::Ident, span.end));
+                        a.toks
+                            .push((span.start as u32, Tok::Ident, span.end as u32));
                         note(Tok::Ident, a.toks.len(), &mut stmt);
                     }
                     continue;
@@ -260,23 +271,23 @@ pub fn adapt<'t>(
                     a.code_ids.push(id);
                     if reason == Reason::Asm {
                         while i < raw.len()
-                            && raw[i].0 == TokenKind::Ident
+                            && raw[i].kind == TokenKind::Ident
                             && matches!(
-                                &text[raw[i].1.clone()],
+                                &text[raw[i].range()],
                                 b"volatile" | b"__volatile__" | b"goto" | b"inline"
                             )
                         {
-                            let id = a.intern(Cow::Borrowed(&text[raw[i].1.clone()]));
+                            let id = a.intern(Cow::Borrowed(&text[raw[i].range()]));
                             a.code_ids.push(id);
                             i += 1;
                         }
                     }
-                    if i < raw.len() && &text[raw[i].1.clone()] == b"(" {
+                    if i < raw.len() && &text[raw[i].range()] == b"(" {
                         let end = balanced(text, &raw, i);
                         if reason == Reason::Asm {
                             super::asm::operands(&mut a, text, &raw, i, end);
                         } else {
-                            for (k, s, sp) in &raw[i..end] {
+                            for (k, s, sp) in raw[i..end].iter().map(Token::parts) {
                                 a.opaque_token(text, *k, s.clone(), *sp, reason);
                             }
                         }
@@ -284,7 +295,7 @@ pub fn adapt<'t>(
                     }
                     continue;
                 }
-                let next_is_word = || raw.get(i).is_some_and(|t| t.0 == TokenKind::Ident);
+                let next_is_word = || raw.get(i).is_some_and(|t| t.kind == TokenKind::Ident);
                 let tok = if tag_here
                     || !typedefs.declaring.is_empty()
                         && typedefs.declaring.binary_search(&span.start).is_ok()
@@ -299,10 +310,10 @@ pub fn adapt<'t>(
                     word.class
                 };
                 after_tag = word.tag_keyword;
-                let invoked = || i < raw.len() && &text[raw[i].1.clone()] == b"(";
+                let invoked = || i < raw.len() && &text[raw[i].range()] == b"(";
                 let never = if tok == Tok::Ident && word.is_macro && invoked() {
                     let mut opaque_group = |from: usize, to: usize| {
-                        for (k, s, sp) in &raw[from..to] {
+                        for (k, s, sp) in raw[from..to].iter().map(Token::parts) {
                             if *k == TokenKind::Ident {
                                 let n = if *sp {
                                     spelling(&text[s.clone()])
@@ -321,8 +332,8 @@ pub fn adapt<'t>(
                     // to the others.
                     let passed = || {
                         (i..end).any(|j| {
-                            let (k, s, sp) = &raw[j];
-                            let called = raw.get(j + 1).is_some_and(|t| &text[t.1.clone()] == b"(");
+                            let (k, s, sp) = raw[j].parts();
+                            let called = raw.get(j + 1).is_some_and(|t| &text[t.range()] == b"(");
                             let n = if *sp {
                                 spelling(&text[s.clone()])
                             } else {
@@ -340,7 +351,7 @@ pub fn adapt<'t>(
                     }
                     // The expansion may end in a function-like macro's name
                     // (`ID(STR)(x)`), which takes the next parentheses.
-                    while end < raw.len() && &text[raw[end].1.clone()] == b"(" {
+                    while end < raw.len() && &text[raw[end].range()] == b"(" {
                         let next = balanced(text, &raw, end);
                         opaque_group(end, next);
                         end = next;
@@ -363,7 +374,8 @@ pub fn adapt<'t>(
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                 after_member = true;
                 if !hidden {
-                    a.toks.push((span.start, Tok::Member, span.end));
+                    a.toks
+                        .push((span.start as u32, Tok::Member, span.end as u32));
                     note(Tok::Member, a.toks.len(), &mut stmt);
                 }
                 continue;
@@ -412,12 +424,13 @@ pub fn adapt<'t>(
                             let (end, inside_plain) = balanced_plain(text, &raw, idx);
                             let closed = end <= raw.len()
                                 && end > idx + 1
-                                && text[raw[end - 1].1.clone()]
+                                && text[raw[end - 1].range()]
                                     == *if cond { b")".as_slice() } else { b"]" };
                             let plain = closed && inside_plain;
                             if plain {
                                 let tok = if cond { Tok::Cond } else { Tok::Group };
-                                a.toks.push((span.start, tok, raw[end - 1].1.end));
+                                a.toks
+                                    .push((span.start as u32, tok, raw[end - 1].end() as u32));
                                 note(tok, a.toks.len(), &mut stmt);
                                 hidden_until = end;
                                 after_member = false;
@@ -471,7 +484,7 @@ pub fn adapt<'t>(
         };
         after_member = false;
         if !hidden {
-            a.toks.push((span.start, tok, span.end));
+            a.toks.push((span.start as u32, tok, span.end as u32));
             note(tok, a.toks.len(), &mut stmt);
         }
     }
@@ -517,7 +530,12 @@ impl<'t> Adapted<'t> {
 
     fn push_id(&mut self, at: usize, id: u32, never: Option<Reason>) {
         self.code_ids.push(id);
-        self.idents.push(Ident { at, id, never });
+        // `at` is a token's start: no more than `MAX_TEXT`.
+        self.idents.push(Ident {
+            at: at as u32,
+            id,
+            never,
+        });
     }
 
     /// A token inside an opaque construct: its names are opaque, a string's
@@ -646,11 +664,11 @@ impl Word {
 /// ever open an attribute (C23, C++11), also with blanks, comments or a line
 /// splice between, where the lexer's `[[` does not see one: its names would
 /// be read as code (`[ [gnu::mode(QI)] ]` renamed with a local `QI`).
-fn brackets_apart(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], next: usize) -> bool {
+fn brackets_apart(text: &[u8], raw: &[Token], next: usize) -> bool {
     raw[next.min(raw.len())..]
         .iter()
-        .find(|t| t.0 != TokenKind::Preprocessor)
-        .is_some_and(|t| t.0 == TokenKind::Punct && text[t.1.clone()] == *b"[")
+        .find(|t| t.kind != TokenKind::Preprocessor)
+        .is_some_and(|t| t.kind == TokenKind::Punct && text[t.range()] == *b"[")
 }
 
 /// Whether a punctuator, spelled with its line splices removed, is a
@@ -664,15 +682,11 @@ fn is_digraph(b: &[u8]) -> bool {
 /// read as spelled, without their line splices: `<\⏎%` is `{` to the
 /// compiler, and a brace the adapter took for an operator would give a
 /// declaration in that block the scope of the one around it.
-pub(super) fn spells_digraph(
-    text: &[u8],
-    one: &(TokenKind, Range<usize>, bool),
-    next: &(TokenKind, Range<usize>, bool),
-) -> bool {
-    if one.0 != TokenKind::Punct {
+pub(super) fn spells_digraph(text: &[u8], one: &Token, next: &Token) -> bool {
+    if one.kind != TokenKind::Punct {
         return false;
     }
-    let first = &text[one.1.clone()];
+    let first = &text[one.range()];
     // Every digraph, whole or split over two tokens, starts with one of these.
     if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
         return false;
@@ -681,10 +695,10 @@ pub(super) fn spells_digraph(
     if is_digraph(&first) {
         return true;
     }
-    let two = spelling(&text[next.1.clone()]);
+    let two = spelling(&text[next.range()]);
     let mut both = [0u8; 4];
-    next.0 == TokenKind::Punct
-        && one.1.end == next.1.start
+    next.kind == TokenKind::Punct
+        && one.end() == next.start()
         && first.len() + two.len() <= both.len()
         && {
             both[..first.len()].copy_from_slice(&first);
@@ -708,8 +722,8 @@ fn note(tok: Tok, len: usize, stmt: &mut usize) {
 
 /// Whether `raw[k]` is a brace or a tag keyword, which a group sent as one
 /// token may not hold.
-pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k: usize) -> bool {
-    let (kind, s, _) = &raw[k];
+pub(super) fn not_plain(text: &[u8], raw: &[Token], k: usize) -> bool {
+    let (kind, s, _) = raw[k].parts();
     let b = &text[s.clone()];
     *kind == TokenKind::Punct && b == b"{"
         || *kind == TokenKind::Ident && matches!(b, b"struct" | b"union" | b"enum" | b"class")
@@ -718,14 +732,15 @@ pub(super) fn not_plain(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], k:
 /// [`balanced`], and whether no token strictly between `raw[open]` and the
 /// last token of the group (its closer, or the text's last token when
 /// nothing closes it) is a brace or a tag keyword: one walk for both.
-pub(super) fn balanced_plain(
-    text: &[u8],
-    raw: &[(TokenKind, Range<usize>, bool)],
-    open: usize,
-) -> (usize, bool) {
+pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
     let mut depth = 0usize;
     let mut plain = true;
-    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw
+        .iter()
+        .enumerate()
+        .skip(open)
+        .map(|(j, t)| (j, t.parts()))
+    {
         match kind {
             TokenKind::Punct => match &text[span.clone()] {
                 b"(" | b"[" | b"{" => {
@@ -751,9 +766,14 @@ pub(super) fn balanced_plain(
 }
 
 /// The index just past the balanced group opened at `raw[open]`.
-pub(super) fn balanced(text: &[u8], raw: &[(TokenKind, Range<usize>, bool)], open: usize) -> usize {
+pub(super) fn balanced(text: &[u8], raw: &[Token], open: usize) -> usize {
     let mut depth = 0usize;
-    for (j, (kind, span, _)) in raw.iter().enumerate().skip(open) {
+    for (j, (kind, span, _)) in raw
+        .iter()
+        .enumerate()
+        .skip(open)
+        .map(|(j, t)| (j, t.parts()))
+    {
         if *kind == TokenKind::Punct {
             match &text[span.clone()] {
                 b"(" | b"[" | b"{" => depth += 1,

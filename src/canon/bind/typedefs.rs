@@ -1,6 +1,7 @@
 //! The typedef pre-pass: which names are types, found before parsing (the
 //! parser never feeds back into the lexer).
 
+use super::lexed::Token;
 use crate::canon::lexer::{spelling, TokenKind};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -55,11 +56,7 @@ impl Keywords {
 /// every name in it declared by one it parses, or nothing is renamed.
 /// `words`: which of the keywords both loops look for stand in `raw` (a
 /// text without them, most kernels, needs neither loop).
-pub fn typedef_names<'t>(
-    text: &'t [u8],
-    raw: &[(TokenKind, Range<usize>, bool)],
-    words: Keywords,
-) -> Typedefs<'t> {
+pub fn typedef_names<'t>(text: &'t [u8], raw: &[Token], words: Keywords) -> Typedefs<'t> {
     let mut out = Typedefs {
         names: rustc_hash::FxHashSet::default(),
         tags: rustc_hash::FxHashSet::default(),
@@ -75,18 +72,18 @@ pub fn typedef_names<'t>(
 }
 
 /// Tags defined with a body (see [`Typedefs::tags`]).
-fn read_tags<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)], out: &mut Typedefs<'t>) {
+fn read_tags<'t>(text: &'t [u8], raw: &[Token], out: &mut Typedefs<'t>) {
     for w in raw.windows(3) {
-        if w[0].0 == TokenKind::Ident
+        if w[0].kind == TokenKind::Ident
             && matches!(
-                &text[w[0].1.clone()],
+                &text[w[0].range()],
                 b"struct" | b"union" | b"enum" | b"class"
             )
-            && w[1].0 == TokenKind::Ident
-            && &text[w[2].1.clone()] == b"{"
+            && w[1].kind == TokenKind::Ident
+            && &text[w[2].range()] == b"{"
         {
-            let b = &text[w[1].1.clone()];
-            out.tags.insert(if w[1].2 {
+            let b = &text[w[1].range()];
+            out.tags.insert(if w[1].spliced {
                 spelling(b)
             } else {
                 Cow::Borrowed(b)
@@ -96,38 +93,34 @@ fn read_tags<'t>(text: &'t [u8], raw: &[(TokenKind, Range<usize>, bool)], out: &
 }
 
 /// The names `typedef` declarations declare (see [`typedef_names`]).
-fn read_typedefs<'t>(
-    text: &'t [u8],
-    raw: &[(TokenKind, Range<usize>, bool)],
-    out: &mut Typedefs<'t>,
-) {
+fn read_typedefs<'t>(text: &'t [u8], raw: &[Token], out: &mut Typedefs<'t>) {
     let mut i = 0;
     while i < raw.len() {
-        if raw[i].0 == TokenKind::Ident && &text[raw[i].1.clone()] == b"typedef" {
+        if raw[i].kind == TokenKind::Ident && &text[raw[i].range()] == b"typedef" {
             let mut depth = 0i32;
             let mut j = i + 1;
             while j < raw.len() {
-                let b = &text[raw[j].1.clone()];
-                if raw[j].0 == TokenKind::Punct {
+                let b = &text[raw[j].range()];
+                if raw[j].kind == TokenKind::Punct {
                     match b {
                         b"(" | b"[" | b"{" => depth += 1,
                         b")" | b"]" | b"}" => depth -= 1,
                         b";" if depth <= 0 => break,
                         _ => {}
                     }
-                } else if raw[j].0 == TokenKind::Ident {
-                    let next = raw.get(j + 1).map(|t| &text[t.1.clone()]);
-                    let prev = raw.get(j.wrapping_sub(1)).map(|t| &text[t.1.clone()]);
+                } else if raw[j].kind == TokenKind::Ident {
+                    let next = raw.get(j + 1).map(|t| &text[t.range()]);
+                    let prev = raw.get(j.wrapping_sub(1)).map(|t| &text[t.range()]);
                     let declares = depth == 0 && matches!(next, Some(b";" | b"," | b"["))
                         || depth == 1 && prev == Some(b"*") && next == Some(b")");
                     if declares {
-                        let n = if raw[j].2 {
+                        let n = if raw[j].spliced {
                             spelling(b)
                         } else {
                             Cow::Borrowed(b)
                         };
                         out.names.insert(n);
-                        out.declaring.push(raw[j].1.start);
+                        out.declaring.push(raw[j].start());
                     }
                 }
                 j += 1;

@@ -2,6 +2,7 @@
 //! until a `(` can open a macro's arguments (see [`Scanner::tokens`]).
 
 use super::Scanner;
+use crate::canon::bind::Token;
 use crate::canon::lexer::TokenKind;
 use std::ops::Range;
 
@@ -15,12 +16,12 @@ impl Scanner<'_> {
     /// parentheses nor the name before one matter, and nor does the kernel's
     /// name in code, so most tokens cost one test of their kind or first
     /// byte ([`Scanner::quick`]).
-    pub fn tokens(&mut self, text: &[u8], tokens: &[(TokenKind, Range<usize>, bool)]) {
+    pub fn tokens(&mut self, text: &[u8], tokens: &[Token]) {
         let mut k = 0;
         if self.quick_ahead() {
-            while let Some((kind, span, spliced)) = tokens.get(k) {
+            while let Some((kind, span, spliced)) = tokens.get(k).map(Token::parts) {
                 k += 1;
-                if !self.quick(text, *kind, span, *spliced) {
+                if !self.quick(text, *kind, &span, *spliced) {
                     break;
                 }
             }
@@ -117,8 +118,9 @@ impl Scanner<'_> {
 
     /// Tokens of a lexing, blanks left out, that follow those given to
     /// [`Scanner::quick`] (all of them, when none was).
-    pub fn exact(&mut self, text: &[u8], tokens: &[(TokenKind, Range<usize>, bool)]) {
-        for (kind, span, spliced) in tokens.iter().cloned() {
+    pub fn exact(&mut self, text: &[u8], tokens: &[Token]) {
+        for t in tokens {
+            let (kind, span, spliced) = (t.kind, t.range(), t.spliced);
             match kind {
                 TokenKind::Ident => self.token(text, kind, span, spliced),
                 TokenKind::LineComment | TokenKind::BlockComment | TokenKind::Whitespace => {}

@@ -158,7 +158,7 @@ fn by_tokens(src: &str, name: Option<&str>, macros: Option<&MacroNames>) -> Find
     let mut tokens = Vec::new();
     for_each_token_spliced(text, |kind, span, spliced| {
         if kind != TokenKind::Whitespace {
-            tokens.push((kind, span, spliced));
+            tokens.push(crate::canon::bind::Token::new(kind, span, spliced));
         }
     });
     scanner.tokens(text, &tokens);

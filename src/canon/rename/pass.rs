@@ -4,11 +4,11 @@ use super::names::{increment_decimal, is_numbered};
 use super::out::{Out, RUN};
 use super::words::{Found, Words};
 use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
+use crate::canon::bind::Token;
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::ops::Range;
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
 /// canonical name (where it stands in [`Pass::names`]).
@@ -37,12 +37,12 @@ fn feed<'m>(
     scan: &mut Option<Scanner<'m>>,
     scanned: &mut Option<Scanner<'m>>,
     text: &[u8],
-    tokens: &[(TokenKind, Range<usize>, bool)],
+    tokens: &[Token],
     k: usize,
 ) {
     if let Some(s) = scan {
-        let (kind, span, spliced) = &tokens[k];
-        if !s.quick_other(text, *kind, span, *spliced) {
+        let t = tokens[k];
+        if !s.quick_other(text, t.kind, &t.range(), t.spliced) {
             s.exact(text, &tokens[k + 1..]);
             *scanned = scan.take();
         }
@@ -53,10 +53,10 @@ fn feed<'m>(
 /// starts, if a name is next; else `usize::MAX`. After a member operator
 /// that name is a member.
 #[inline(never)]
-fn name_after(tokens: &[(TokenKind, Range<usize>, bool)], k: usize) -> usize {
+fn name_after(tokens: &[Token], k: usize) -> usize {
     let next = tokens[k + 1..].iter().find(|t| {
         !matches!(
-            t.0,
+            t.kind,
             TokenKind::Whitespace
                 | TokenKind::LineComment
                 | TokenKind::BlockComment
@@ -64,7 +64,7 @@ fn name_after(tokens: &[(TokenKind, Range<usize>, bool)], k: usize) -> usize {
         )
     });
     match next {
-        Some((TokenKind::Ident, span, _)) => span.start,
+        Some(t) if t.kind == TokenKind::Ident => t.start(),
         _ => usize::MAX,
     }
 }
@@ -75,25 +75,25 @@ fn name_after(tokens: &[(TokenKind, Range<usize>, bool)], k: usize) -> usize {
 /// of its kind rather than the walk's `match`).
 #[inline(always)]
 fn next_wanted<'a>(
-    rest: &mut std::slice::Iter<'a, (TokenKind, Range<usize>, bool)>,
+    rest: &mut std::slice::Iter<'a, Token>,
     text: &[u8],
     scan: &mut Option<Scanner<'_>>,
-) -> Option<&'a (TokenKind, Range<usize>, bool)> {
+) -> Option<&'a Token> {
     loop {
         let token = rest.next()?;
-        match token.0 {
+        match token.kind {
             // Only a punctuator of two bytes or more can matter to the scan
             // (see `Scanner::quick_punct`).
             TokenKind::Punct => {
-                if token.1.end.wrapping_sub(token.1.start) > 1 {
+                if token.end().wrapping_sub(token.start()) > 1 {
                     if let Some(s) = scan {
-                        s.quick_punct(text, &token.1);
+                        s.quick_punct(text, &token.range());
                     }
                 }
             }
             TokenKind::Number => {
                 if let Some(s) = scan {
-                    s.quick_number(text, &token.1);
+                    s.quick_number(text, &token.range());
                 }
             }
             _ => return Some(token),
@@ -290,7 +290,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
         });
         let mut rest = tokens.iter();
-        while let Some(&(kind, ref span, spliced)) = next_wanted(&mut rest, text, &mut scan) {
+        while let Some(&token) = next_wanted(&mut rest, text, &mut scan) {
+            let (kind, span, spliced) = (token.kind, &token.range(), token.spliced);
             // The token's index, worked out only where it is needed: no
             // counter kept through the loop.
             let k = || tokens.len() - rest.len() - 1;

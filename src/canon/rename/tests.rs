@@ -341,3 +341,38 @@ fn a_position_macro_or_asm_in_code_is_seen_when_only_one_name_starts_with_an_und
     let c = Renamer::new(&o).canonicalize(b"void k(const char* s) { s = \"x\"; }\nchar* t = \"asm .incbin\";\nvoid f(void) { asm(\"nop\"); }");
     assert!(c.uncacheable.is_some(), "{:?}", c.reason);
 }
+
+/// A text longer than the binder takes is raw-keyed whole, nothing renamed
+/// (at a low limit: the path a text over 4 GiB takes); at the limit it is
+/// renamed as ever.
+#[test]
+fn a_text_over_the_limit_is_raw_keyed() {
+    let text = b"void k(float* a) { for (int i2 = 0; i2 < 4; i2++) a[i2] = 1; }";
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let at = Renamer::new(&o).with_limit(text.len()).canonicalize(text);
+    assert!(at.raw.is_none());
+    assert!(!at.renamed.is_empty());
+    let over = Renamer::new(&o)
+        .with_limit(text.len() - 1)
+        .canonicalize(text);
+    assert_eq!(over.text, raw_text(text));
+    assert!(over.renamed.is_empty());
+    assert!(over.raw.as_deref().unwrap().contains("bytes long"));
+    assert_eq!(
+        Renamer::new(&o)
+            .with_limit(text.len() - 1)
+            .canonical_text(text),
+        raw_text(text)
+    );
+    // What makes a kernel uncacheable still does over the limit.
+    let text = b"void k(const char* s) { s = \"x\"; }\nchar* t = \"asm .incbin\";\nvoid f(void) { asm(\"nop\"); }";
+    assert!(Renamer::new(&o).canonicalize(text).uncacheable.is_some());
+    let over = Renamer::new(&o)
+        .with_limit(text.len() - 1)
+        .canonicalize(text);
+    assert!(over.uncacheable.is_some());
+}
