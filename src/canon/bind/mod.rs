@@ -644,7 +644,7 @@ fn judge<'t>(
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
     // One entry at most per declaration: sized so neither regrows.
-    let mut bound: Vec<(u32, usize, usize)> = Vec::with_capacity(decls.len());
+    let mut bound: Vec<(u32, usize, usize, bool)> = Vec::with_capacity(decls.len());
     b.declared.reserve(decls.len().min(n));
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
@@ -671,7 +671,7 @@ fn judge<'t>(
                     is_declared[id.id as usize] = true;
                     b.declared.push(a.names[id.id as usize].clone());
                 }
-                bound.push((id.id, decl.from, decl.to));
+                bound.push((id.id, decl.from, decl.to, decl.kind == DeclKind::Label));
             }
             DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
             DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
@@ -687,6 +687,18 @@ fn judge<'t>(
         first[i + 1] += first[i];
     }
     let scopes = |id: u32| &bound[first[id as usize] as usize..first[id as usize + 1] as usize];
+    // Labels are a namespace of their own: a label binds only the names
+    // right after a `goto`, and those bind nothing else (`x: x = 1; goto x;`
+    // assigns an `x` from outside the text).
+    let targets: Vec<usize> = if decls.iter().any(|d| d.kind == DeclKind::Label) {
+        a.toks
+            .windows(2)
+            .filter(|w| w[0].1 == Tok::Goto && w[1].1 == Tok::Ident)
+            .map(|w| w[1].0)
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Then every occurrence.
     let never = merge(sink.never.clone());
     let unparsed = merge(unparsed.to_vec());
@@ -714,9 +726,10 @@ fn judge<'t>(
         } else if declaring[k] {
             None
         } else {
+            let target = !targets.is_empty() && targets.binary_search(&id.at).is_ok();
             let bound = scopes(id.id)
                 .iter()
-                .any(|&(_, from, to)| from <= id.at && id.at < to);
+                .any(|&(_, from, to, label)| from <= id.at && id.at < to && label == target);
             (!bound).then_some(Reason::Free)
         };
         match reason {
