@@ -246,3 +246,59 @@ fn an_attribute_with_its_brackets_apart_keeps_its_names() {
     let spliced = |m: &str| text(m).replace("[ [", "[\\\n[");
     assert_ne!(canon(&spliced("QI"), &o), canon(&spliced("SI"), &o));
 }
+
+#[test]
+fn a_label_binds_only_gotos_not_a_like_named_object() {
+    // Regression: labels are a namespace of their own. In `x: x = 1; goto x;`
+    // the assigned `x` is a global from a header, not the label; renamed with
+    // the label, the kernel writing `x` and the one writing `y` shared one
+    // canonical text.
+    let text = |n: &str| format!("void k(void) {{ {n}: {n} = 1; goto {n}; }}");
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    assert_ne!(canon(&text("x"), &o), canon(&text("y"), &o));
+    let scoped = |n: &str| format!("void k(void) {{ v_{n}: v_{n} = 1; goto v_{n}; }}");
+    assert_ne!(
+        canon(&scoped("a"), &CanonOptions::default()),
+        canon(&scoped("b"), &CanonOptions::default())
+    );
+    // A label with only `goto`s, and a local beside a label of its name,
+    // are still renamed.
+    let c = Renamer::new(&o).canonicalize(b"void k(void) { goto done; done: ; }");
+    assert_eq!(c.text, b"void k(void) { goto kc1; kc1: ; }");
+    let c = Renamer::new(&o).canonicalize(b"void k(void) { int x; x: x = 1; goto x; }");
+    assert_eq!(c.text, b"void k(void) { int kc1; kc1: kc1 = 1; goto kc1; }");
+}
+
+#[test]
+fn inference_keeps_reserved_names_and_cxx_keywords() {
+    // Regression: `__int128`, `_Float16`, `__auto_type` are gcc keywords and
+    // `xor`, `bitand`, `export`, `consteval` C++ ones, so a kernel declaring
+    // one as a local does not compile where one spelled `v` does; inference
+    // renamed both to `kc1`, one canonical text.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = |n: &str| format!("void k(void) {{ int {n} = 1; {n} = 2; }}");
+    for n in [
+        "__int128",
+        "_Float16",
+        "__auto_type",
+        "xor",
+        "bitand",
+        "compl",
+        "not_eq",
+        "export",
+        "consteval",
+        "constinit",
+    ] {
+        assert_ne!(canon(&text(n), &o), canon(&text("x"), &o), "{n}");
+    }
+    assert_eq!(
+        canon(&text("x"), &o),
+        "void k(void) { int kc1 = 1; kc1 = 2; }"
+    );
+}

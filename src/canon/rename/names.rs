@@ -29,6 +29,111 @@ pub fn is_reserved(name: &[u8]) -> bool {
     matches!(name, [b'_', b'_', ..] | [b'_', b'A'..=b'Z', ..])
 }
 
+/// Whether a name in the reserved namespace is never renamed by inference
+/// (see [`super::Renamer::decide_listed`]).
+pub(super) fn reserved_kept(name: &[u8]) -> bool {
+    is_reserved(name) && is_reserved_keyword(name)
+}
+
+/// Keywords of gcc, clang and their CUDA and OpenCL modes spelled in the
+/// reserved namespace (see [`is_reserved`]) that [`is_keyword`] does not
+/// list: type names, qualifiers, operators and type traits a declaration
+/// cannot rebind. (`__builtin_`, `__is_`, `__has_` and `__reference_` words
+/// are clang's and gcc's builtins and traits, many of them keywords.)
+pub(super) fn is_reserved_keyword(name: &[u8]) -> bool {
+    name.starts_with(b"__builtin_")
+        || name.starts_with(b"__is_")
+        || name.starts_with(b"__has_")
+        || name.starts_with(b"__reference_")
+        || name.starts_with(b"_Float")
+        || name.starts_with(b"_Decimal")
+        || matches!(
+            name,
+            b"_Accum"
+                | b"_BitInt"
+                | b"_Fract"
+                | b"_Nonnull"
+                | b"_Null_unspecified"
+                | b"_Nullable"
+                | b"_Pragma"
+                | b"_Sat"
+                | b"__alignof"
+                | b"__alignof__"
+                | b"__asm"
+                | b"__asm__"
+                | b"__attribute"
+                | b"__attribute__"
+                | b"__auto_type"
+                | b"__bases"
+                | b"__bf16"
+                | b"__cdecl"
+                | b"__complex"
+                | b"__complex__"
+                | b"__const"
+                | b"__const__"
+                | b"__declspec"
+                | b"__decltype"
+                | b"__direct_bases"
+                | b"__extension__"
+                | b"__fastcall"
+                | b"__float128"
+                | b"__float80"
+                | b"__forceinline"
+                | b"__fp16"
+                | b"__ibm128"
+                | b"__imag"
+                | b"__imag__"
+                | b"__inline"
+                | b"__inline__"
+                | b"__int128"
+                | b"__int16"
+                | b"__int32"
+                | b"__int64"
+                | b"__int8"
+                | b"__kindof"
+                | b"__label__"
+                | b"__module_private__"
+                | b"__null"
+                | b"__private_extern__"
+                | b"__ptr32"
+                | b"__ptr64"
+                | b"__read_only"
+                | b"__read_write"
+                | b"__real"
+                | b"__real__"
+                | b"__regcall"
+                | b"__restrict"
+                | b"__restrict__"
+                | b"__seg_fs"
+                | b"__seg_gs"
+                | b"__signed"
+                | b"__signed__"
+                | b"__sptr"
+                | b"__stdcall"
+                | b"__thiscall"
+                | b"__thread"
+                | b"__transaction_atomic"
+                | b"__transaction_cancel"
+                | b"__transaction_relaxed"
+                | b"__typeof"
+                | b"__typeof__"
+                | b"__unaligned"
+                | b"__underlying_type"
+                | b"__uptr"
+                | b"__vectorcall"
+                | b"__volatile"
+                | b"__volatile__"
+                | b"__w64"
+                | b"__write_only"
+                | b"__generic"
+                | b"__constant"
+                | b"__global"
+                | b"__local"
+                | b"__private"
+                | b"__kernel"
+        )
+}
+
 /// C, C++, CUDA and OpenCL C keywords (and the OpenCL and CUDA qualifiers a
 /// declaration can use), none of which a declaration can rebind.
 pub fn is_keyword(name: &[u8]) -> bool {
@@ -57,18 +162,24 @@ pub fn is_keyword(name: &[u8]) -> bool {
             | b"alignas"
             | b"alignof"
             | b"and"
+            | b"and_eq"
             | b"asm"
             | b"auto"
+            | b"bitand"
+            | b"bitor"
             | b"bool"
             | b"break"
             | b"case"
             | b"catch"
             | b"char"
             | b"class"
+            | b"compl"
             | b"const"
             | b"const_cast"
             | b"constant"
+            | b"consteval"
             | b"constexpr"
+            | b"constinit"
             | b"continue"
             | b"decltype"
             | b"default"
@@ -79,6 +190,7 @@ pub fn is_keyword(name: &[u8]) -> bool {
             | b"else"
             | b"enum"
             | b"explicit"
+            | b"export"
             | b"extern"
             | b"false"
             | b"float"
@@ -98,9 +210,11 @@ pub fn is_keyword(name: &[u8]) -> bool {
             | b"new"
             | b"noexcept"
             | b"not"
+            | b"not_eq"
             | b"nullptr"
             | b"operator"
             | b"or"
+            | b"or_eq"
             | b"private"
             | b"protected"
             | b"public"
@@ -132,6 +246,8 @@ pub fn is_keyword(name: &[u8]) -> bool {
             | b"void"
             | b"volatile"
             | b"while"
+            | b"xor"
+            | b"xor_eq"
     )
 }
 
