@@ -302,3 +302,40 @@ fn inference_keeps_reserved_names_and_cxx_keywords() {
         "void k(void) { int kc1 = 1; kc1 = 2; }"
     );
 }
+
+#[test]
+fn a_glsl_local_spelled_like_a_glsl_keyword_is_kept() {
+    // Regression: glslang refuses a local named `sample`, `input`,
+    // `sampler2D`, `mat2x3`, `gl_x` or `café` (reserved words, built-in types,
+    // the `gl_` prefix, non-ASCII spellings), but inference renamed each to
+    // `kc1`, the canonical text of the shader declaring `x`, which compiles.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = |n: &str| format!("#version 450\nvoid main() {{ int {n} = 1; {n} = 2; }}\n");
+    for n in [
+        "sample",
+        "input",
+        "filter",
+        "precision",
+        "sampler2D",
+        "usampler2DArray",
+        "image2D",
+        "texture2D",
+        "mat2x3",
+        "dmat4",
+        "u8vec2",
+        "float64_t",
+        "gl_x",
+        "caf\u{e9}",
+        "a$b",
+        "rayQueryEXT",
+    ] {
+        assert_ne!(canon(&text(n), &o), canon(&text("x"), &o), "{n}");
+    }
+    assert!(canon(&text("x"), &o).contains("int kc1 = 1"));
+    // The same words are names in C.
+    let c = "void k(void) { int sample = 1; sample = 2; }";
+    assert_eq!(canon(c, &o), "void k(void) { int kc1 = 1; kc1 = 2; }");
+}

@@ -108,6 +108,9 @@ pub enum Reason {
     Macro,
     /// The whole text is given up (see [`Binding::whole`]).
     Whole,
+    /// The language reserves it (a GLSL keyword, type or `gl_` name): a
+    /// declaration of it does not compile.
+    Reserved,
 }
 
 impl Reason {
@@ -129,6 +132,7 @@ impl Reason {
             Reason::Conditional => "is declared between conditional directives",
             Reason::Macro => "is a macro name",
             Reason::Whole => "the kernel is given up",
+            Reason::Reserved => "is a word the language reserves",
         }
     }
 }
@@ -666,6 +670,9 @@ fn judge<'t>(
             DeclKind::Local | DeclKind::Param | DeclKind::Label => {
                 if cond.holds(decl.at) {
                     fail(&mut verdicts, id.id, Reason::Conditional);
+                }
+                if a.glsl && keywords::is_glsl_reserved(&a.names[id.id as usize]) {
+                    fail(&mut verdicts, id.id, Reason::Reserved);
                 }
                 if !is_declared[id.id as usize] {
                     is_declared[id.id as usize] = true;
