@@ -339,3 +339,25 @@ fn a_glsl_local_spelled_like_a_glsl_keyword_is_kept() {
     let c = "void k(void) { int sample = 1; sample = 2; }";
     assert_eq!(canon(c, &o), "void k(void) { int kc1 = 1; kc1 = 2; }");
 }
+
+#[test]
+fn a_name_glued_to_a_literal_is_a_ud_suffix_and_kept() {
+    // Regression: in C++ `"abc"_s` and `'a'_s` are one token each, calling
+    // `operator""_s`; the local `_s` does not bind the suffix. Renamed with
+    // the local, the kernel calling `operator""_s` and the one calling
+    // `operator""_t` shared one canonical text (g++ compiles both).
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    for (open, close) in [("\"abc\"", ""), ("'a'", ""), ("\"abc\"\\\n", "")] {
+        let text =
+            |n: &str| format!("void k(int* y) {{ int {n} = 1; y[0] = {open}{n}{close} + {n}; }}");
+        assert_ne!(canon(&text("_s"), &o), canon(&text("_t"), &o), "{open}");
+        let d = CanonOptions::default();
+        assert_ne!(canon(&text("v1_a"), &d), canon(&text("v2_b"), &d), "{open}");
+    }
+    // Not glued, the name is the local's.
+    let c = "void k(int* y) { int v1_a = 1; y[0] = \"abc\"[v1_a]; }";
+    assert!(canon(c, &CanonOptions::default()).contains("\"abc\"[kc"));
+}

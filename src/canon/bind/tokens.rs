@@ -182,6 +182,10 @@ pub fn adapt<'t>(
     let mut short = ShortIds::take(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
+    // Right after a string or character literal, with nothing between: a
+    // C++ literal's ud-suffix (`"abc"_s` calls `operator""_s`), which no
+    // local binds.
+    let mut glued = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
     let mut after_tag = false;
     // Tokens before this index are inside a group sent as one token.
@@ -200,6 +204,7 @@ pub fn adapt<'t>(
         let hidden = idx < hidden_until;
         i += 1;
         let tag_here = std::mem::take(&mut after_tag);
+        let glued_here = std::mem::take(&mut glued);
         let tok = match kind {
             TokenKind::Ident => {
                 let bytes = &text[span.clone()];
@@ -236,7 +241,7 @@ pub fn adapt<'t>(
                 // The common word (no construct, no macro, no class its
                 // position decides) where nothing around it matters: what the
                 // general path below gives it, in one test.
-                if word.plain && !(after_member | tag_here | declaring) {
+                if word.plain && !(after_member | tag_here | declaring | glued_here) {
                     let never = (word.class != Tok::Ident).then_some(Reason::Free);
                     a.push_id(span.start, id, never);
                     if !hidden {
@@ -352,14 +357,22 @@ pub fn adapt<'t>(
                 // Keywords and type names are occurrences too, never binding
                 // ones: a name the rules select that is spelled like one is kept.
                 let never = match tok {
-                    Tok::Ident => never,
+                    Tok::Ident => never.or(glued_here.then_some(Reason::Free)),
                     Tok::TypeName if word.typedef => Some(Reason::Typedef),
                     _ => Some(Reason::Free),
                 };
                 a.push_id(span.start, id, never);
                 tok
             }
-            TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
+            TokenKind::Str | TokenKind::Char | TokenKind::RawStr => {
+                // A line splice between still glues them (phase 2 joins
+                // lines before tokens are formed).
+                glued = raw
+                    .get(i)
+                    .is_some_and(|t| t.1.start == span.end || text.get(span.end) == Some(&b'\\'));
+                Tok::Lit
+            }
+            TokenKind::Number => Tok::Lit,
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                 after_member = true;
                 if !hidden {
