@@ -8,7 +8,8 @@
 //! parser), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole
-//! function; a `for`-init declaration: over the `for`). The token buffers
+//! function, their own namespace, binding only the names after a `goto`; a
+//! `for`-init declaration: over the `for`). The token buffers
 //! (the lexing, the terminals, the identifier list) are kept per thread from
 //! one text to the next (`bind/scratch.rs`), so a call neither allocates
 //! them anew nor faults them in again.
