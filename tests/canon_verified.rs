@@ -246,3 +246,118 @@ fn an_attribute_with_its_brackets_apart_keeps_its_names() {
     let spliced = |m: &str| text(m).replace("[ [", "[\\\n[");
     assert_ne!(canon(&spliced("QI"), &o), canon(&spliced("SI"), &o));
 }
+
+#[test]
+fn a_label_binds_only_gotos_not_a_like_named_object() {
+    // Regression: labels are a namespace of their own. In `x: x = 1; goto x;`
+    // the assigned `x` is a global from a header, not the label; renamed with
+    // the label, the kernel writing `x` and the one writing `y` shared one
+    // canonical text.
+    let text = |n: &str| format!("void k(void) {{ {n}: {n} = 1; goto {n}; }}");
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    assert_ne!(canon(&text("x"), &o), canon(&text("y"), &o));
+    let scoped = |n: &str| format!("void k(void) {{ v_{n}: v_{n} = 1; goto v_{n}; }}");
+    assert_ne!(
+        canon(&scoped("a"), &CanonOptions::default()),
+        canon(&scoped("b"), &CanonOptions::default())
+    );
+    // A label with only `goto`s, and a local beside a label of its name,
+    // are still renamed.
+    let c = Renamer::new(&o).canonicalize(b"void k(void) { goto done; done: ; }");
+    assert_eq!(c.text, b"void k(void) { goto kc1; kc1: ; }");
+    let c = Renamer::new(&o).canonicalize(b"void k(void) { int x; x: x = 1; goto x; }");
+    assert_eq!(c.text, b"void k(void) { int kc1; kc1: kc1 = 1; goto kc1; }");
+}
+
+#[test]
+fn inference_keeps_reserved_names_and_cxx_keywords() {
+    // Regression: `__int128`, `_Float16`, `__auto_type` are gcc keywords and
+    // `xor`, `bitand`, `export`, `consteval` C++ ones, so a kernel declaring
+    // one as a local does not compile where one spelled `v` does; inference
+    // renamed both to `kc1`, one canonical text.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = |n: &str| format!("void k(void) {{ int {n} = 1; {n} = 2; }}");
+    for n in [
+        "__int128",
+        "_Float16",
+        "__auto_type",
+        "xor",
+        "bitand",
+        "compl",
+        "not_eq",
+        "export",
+        "consteval",
+        "constinit",
+    ] {
+        assert_ne!(canon(&text(n), &o), canon(&text("x"), &o), "{n}");
+    }
+    assert_eq!(
+        canon(&text("x"), &o),
+        "void k(void) { int kc1 = 1; kc1 = 2; }"
+    );
+}
+
+#[test]
+fn a_glsl_local_spelled_like_a_glsl_keyword_is_kept() {
+    // Regression: glslang refuses a local named `sample`, `input`,
+    // `sampler2D`, `mat2x3`, `gl_x` or `café` (reserved words, built-in types,
+    // the `gl_` prefix, non-ASCII spellings), but inference renamed each to
+    // `kc1`, the canonical text of the shader declaring `x`, which compiles.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = |n: &str| format!("#version 450\nvoid main() {{ int {n} = 1; {n} = 2; }}\n");
+    for n in [
+        "sample",
+        "input",
+        "filter",
+        "precision",
+        "sampler2D",
+        "usampler2DArray",
+        "image2D",
+        "texture2D",
+        "mat2x3",
+        "dmat4",
+        "u8vec2",
+        "float64_t",
+        "gl_x",
+        "caf\u{e9}",
+        "a$b",
+        "rayQueryEXT",
+    ] {
+        assert_ne!(canon(&text(n), &o), canon(&text("x"), &o), "{n}");
+    }
+    assert!(canon(&text("x"), &o).contains("int kc1 = 1"));
+    // The same words are names in C.
+    let c = "void k(void) { int sample = 1; sample = 2; }";
+    assert_eq!(canon(c, &o), "void k(void) { int kc1 = 1; kc1 = 2; }");
+}
+
+#[test]
+fn a_name_glued_to_a_literal_is_a_ud_suffix_and_kept() {
+    // Regression: in C++ `"abc"_s` and `'a'_s` are one token each, calling
+    // `operator""_s`; the local `_s` does not bind the suffix. Renamed with
+    // the local, the kernel calling `operator""_s` and the one calling
+    // `operator""_t` shared one canonical text (g++ compiles both).
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    for (open, close) in [("\"abc\"", ""), ("'a'", ""), ("\"abc\"\\\n", "")] {
+        let text =
+            |n: &str| format!("void k(int* y) {{ int {n} = 1; y[0] = {open}{n}{close} + {n}; }}");
+        assert_ne!(canon(&text("_s"), &o), canon(&text("_t"), &o), "{open}");
+        let d = CanonOptions::default();
+        assert_ne!(canon(&text("v1_a"), &d), canon(&text("v2_b"), &d), "{open}");
+    }
+    // Not glued, the name is the local's.
+    let c = "void k(int* y) { int v1_a = 1; y[0] = \"abc\"[v1_a]; }";
+    assert!(canon(c, &CanonOptions::default()).contains("\"abc\"[kc"));
+}

@@ -430,6 +430,13 @@ impl Renamer {
                 return Decision::Rename;
             }
         }
+        // The implementation's namespace holds keywords (`__int128`,
+        // `_Float16`, `__auto_type`): a kernel declaring one does not
+        // compile, so inference, which would rename any name a declaration
+        // seems to bind, never takes one.
+        if names::reserved_kept(name) {
+            return Decision::Never;
+        }
         Decision::Keep
     }
 

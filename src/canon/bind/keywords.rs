@@ -66,6 +66,104 @@ pub fn is_plain(name: &[u8], glsl: bool) -> bool {
     !glsl && name.get(1).is_some_and(u8::is_ascii_digit)
 }
 
+/// Whether GLSL (glslang) may read `name` as a keyword or refuse it as a
+/// name a shader declares: a reserved word, a built-in type (its samplers,
+/// images, textures, matrices, vectors and sized scalars), a word an
+/// `#extension` makes a keyword (by its vendor suffix), anything spelled
+/// `gl_...`, or a spelling other than ASCII letters, digits and `_`. A
+/// kernel declaring one does not compile where one declaring `v` does.
+pub fn is_glsl_reserved(name: &[u8]) -> bool {
+    if !name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') || name.starts_with(b"gl_") {
+        return true;
+    }
+    let typed = |n: &[u8]| {
+        n.starts_with(b"sampler")
+            || n.starts_with(b"image")
+            || n.starts_with(b"texture")
+            || n.starts_with(b"subpassInput")
+    };
+    let signed = name
+        .strip_prefix(b"i")
+        .or_else(|| name.strip_prefix(b"u"))
+        .unwrap_or(name);
+    typed(name)
+        || typed(signed)
+        || vector_or_matrix(name)
+        || [
+            &b"EXT"[..],
+            b"NV",
+            b"ARB",
+            b"AMD",
+            b"KHR",
+            b"QCOM",
+            b"INTEL",
+            b"HUAWEI",
+        ]
+        .iter()
+        .any(|v| name.ends_with(v))
+        || matches!(
+            name,
+            b"attribute"
+                | b"varying"
+                | b"atomic_uint"
+                | b"centroid"
+                | b"patch"
+                | b"sample"
+                | b"subroutine"
+                | b"precision"
+                | b"common"
+                | b"partition"
+                | b"active"
+                | b"resource"
+                | b"noinline"
+                | b"external"
+                | b"interface"
+                | b"fixed"
+                | b"superp"
+                | b"input"
+                | b"output"
+                | b"filter"
+                | b"cast"
+                | b"sampler"
+                | b"demote"
+                | b"devicecoherent"
+                | b"queuefamilycoherent"
+                | b"workgroupcoherent"
+                | b"subgroupcoherent"
+                | b"shadercallcoherent"
+                | b"nonprivate"
+        )
+        || sized_scalar(name)
+}
+
+/// `int8_t` ... `uint64_t`, `float16_t` ... `float64_t` (GLSL extensions).
+fn sized_scalar(name: &[u8]) -> bool {
+    let Some(n) = name.strip_suffix(b"_t") else {
+        return false;
+    };
+    let digits = n.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    matches!(&n[..n.len() - digits], b"int" | b"uint" | b"float")
+}
+
+/// `vec3`, `ivec2`, `f16vec4`, `mat2x3`, `dmat4`, `u8vec2`: a base type
+/// prefix (`i`, `u`, `b`, `d`, `h`, `f`), a size, `vec` or `mat`, its
+/// dimensions.
+fn vector_or_matrix(name: &[u8]) -> bool {
+    let rest = match name.first() {
+        Some(b'i' | b'u' | b'b' | b'd' | b'h' | b'f') => &name[1..],
+        _ => name,
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = &rest[digits..];
+    let Some(dims) = rest
+        .strip_prefix(b"vec")
+        .or_else(|| rest.strip_prefix(b"mat"))
+    else {
+        return false;
+    };
+    matches!(dims, [b'2'..=b'4'] | [b'2'..=b'4', b'x', b'2'..=b'4'])
+}
+
 /// OpenCL C's address-space and kernel keywords without underscores.
 pub fn is_opencl_space(name: &[u8]) -> bool {
     matches!(

@@ -2,7 +2,7 @@
 //! and the comment-free copy the token adapter reads made on the same walk.
 
 use super::scratch;
-use super::tokens::spells_digraph;
+use super::spelled::spells_digraph;
 use super::typedefs::Keywords;
 use crate::canon::lexer::{for_each_nonblank_spliced, TokenKind};
 use std::ops::Range;

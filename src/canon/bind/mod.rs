@@ -8,7 +8,8 @@
 //! parser), and resolves every identifier occurrence against the
 //! declarations whose scope holds it: from the end of a declarator to the end
 //! of its block (parameters: over the function body; labels: over the whole
-//! function; a `for`-init declaration: over the `for`). The token buffers
+//! function, their own namespace, binding only the names after a `goto`; a
+//! `for`-init declaration: over the `for`). The token buffers
 //! (the lexing, the terminals, the identifier list) are kept per thread from
 //! one text to the next (`bind/scratch.rs`), so a call neither allocates
 //! them anew nor faults them in again.
@@ -62,6 +63,7 @@ mod runs;
 mod scratch;
 mod short;
 pub mod sink;
+mod spelled;
 mod stmts;
 pub mod tokens;
 mod typedefs;
@@ -108,6 +110,9 @@ pub enum Reason {
     Macro,
     /// The whole text is given up (see [`Binding::whole`]).
     Whole,
+    /// The language reserves it (a GLSL keyword, type or `gl_` name): a
+    /// declaration of it does not compile.
+    Reserved,
 }
 
 impl Reason {
@@ -129,6 +134,7 @@ impl Reason {
             Reason::Conditional => "is declared between conditional directives",
             Reason::Macro => "is a macro name",
             Reason::Whole => "the kernel is given up",
+            Reason::Reserved => "is a word the language reserves",
         }
     }
 }
@@ -647,7 +653,7 @@ fn judge<'t>(
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
     // One entry at most per declaration: sized so neither regrows.
-    let mut bound: Vec<(u32, usize, usize)> = Vec::with_capacity(decls.len());
+    let mut bound: Vec<(u32, usize, usize, bool)> = Vec::with_capacity(decls.len());
     b.declared.reserve(decls.len().min(n));
     let mut is_declared = vec![false; n];
     let mut declaring = vec![false; a.idents.len()];
@@ -670,11 +676,14 @@ fn judge<'t>(
                 if cond.holds(decl.at) {
                     fail(&mut verdicts, id.id, Reason::Conditional);
                 }
+                if a.glsl && keywords::is_glsl_reserved(&a.names[id.id as usize]) {
+                    fail(&mut verdicts, id.id, Reason::Reserved);
+                }
                 if !is_declared[id.id as usize] {
                     is_declared[id.id as usize] = true;
                     b.declared.push(a.names[id.id as usize].clone());
                 }
-                bound.push((id.id, decl.from, decl.to));
+                bound.push((id.id, decl.from, decl.to, decl.kind == DeclKind::Label));
             }
             DeclKind::Linkage => fail(&mut verdicts, id.id, Reason::Linkage),
             DeclKind::Typedef => fail(&mut verdicts, id.id, Reason::Typedef),
@@ -690,6 +699,18 @@ fn judge<'t>(
         first[i + 1] += first[i];
     }
     let scopes = |id: u32| &bound[first[id as usize] as usize..first[id as usize + 1] as usize];
+    // Labels are a namespace of their own: a label binds only the names
+    // right after a `goto`, and those bind nothing else (`x: x = 1; goto x;`
+    // assigns an `x` from outside the text).
+    let targets: Vec<u32> = if decls.iter().any(|d| d.kind == DeclKind::Label) {
+        a.toks
+            .windows(2)
+            .filter(|w| w[0].1 == Tok::Goto && w[1].1 == Tok::Ident)
+            .map(|w| w[1].0)
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Then every occurrence.
     let never = merge(sink.never.clone());
     let unparsed = merge(unparsed.to_vec());
@@ -717,9 +738,10 @@ fn judge<'t>(
         } else if declaring[k] {
             None
         } else {
-            let bound = scopes(id.id)
-                .iter()
-                .any(|&(_, from, to)| from <= id.at as usize && (id.at as usize) < to);
+            let target = !targets.is_empty() && targets.binary_search(&id.at).is_ok();
+            let bound = scopes(id.id).iter().any(|&(_, from, to, label)| {
+                from <= id.at as usize && (id.at as usize) < to && label == target
+            });
             (!bound).then_some(Reason::Free)
         };
         match reason {

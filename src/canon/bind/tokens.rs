@@ -26,6 +26,7 @@ use super::keywords::{self, classify, is_opencl_space, opaque_construct};
 use super::lexed::Token;
 use super::scratch;
 use super::short::{ShortIds, SHORT};
+use super::spelled::{brackets_apart, is_digraph};
 use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
@@ -191,6 +192,10 @@ pub fn adapt<'t>(
     let mut short = ShortIds::take(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
+    // Right after a string or character literal, with nothing between: a
+    // C++ literal's ud-suffix (`"abc"_s` calls `operator""_s`), which no
+    // local binds.
+    let mut glued = false;
     // Right after `struct`, `union`, `enum`: a tag, whatever else it names.
     let mut after_tag = false;
     // Tokens before this index are inside a group sent as one token.
@@ -209,6 +214,7 @@ pub fn adapt<'t>(
         let hidden = idx < hidden_until;
         i += 1;
         let tag_here = std::mem::take(&mut after_tag);
+        let glued_here = std::mem::take(&mut glued);
         let tok = match kind {
             TokenKind::Ident => {
                 let bytes = &text[span.clone()];
@@ -245,7 +251,7 @@ pub fn adapt<'t>(
                 // The common word (no construct, no macro, no class its
                 // position decides) where nothing around it matters: what the
                 // general path below gives it, in one test.
-                if word.plain && !(after_member | tag_here | declaring) {
+                if word.plain && !(after_member | tag_here | declaring | glued_here) {
                     let never = (word.class != Tok::Ident).then_some(Reason::Free);
                     a.push_id(span.start, id, never);
                     if !hidden {
@@ -363,14 +369,22 @@ pub fn adapt<'t>(
                 // Keywords and type names are occurrences too, never binding
                 // ones: a name the rules select that is spelled like one is kept.
                 let never = match tok {
-                    Tok::Ident => never,
+                    Tok::Ident => never.or(glued_here.then_some(Reason::Free)),
                     Tok::TypeName if word.typedef => Some(Reason::Typedef),
                     _ => Some(Reason::Free),
                 };
                 a.push_id(span.start, id, never);
                 tok
             }
-            TokenKind::Number | TokenKind::Str | TokenKind::Char | TokenKind::RawStr => Tok::Lit,
+            TokenKind::Str | TokenKind::Char | TokenKind::RawStr => {
+                // A line splice between still glues them (phase 2 joins
+                // lines before tokens are formed).
+                glued = raw
+                    .get(i)
+                    .is_some_and(|t| t.start() == span.end || text.get(span.end) == Some(&b'\\'));
+                Tok::Lit
+            }
+            TokenKind::Number => Tok::Lit,
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
                 after_member = true;
                 if !hidden {
@@ -657,54 +671,6 @@ impl Word {
         debug_assert!(word == read(), "{:?}", String::from_utf8_lossy(name));
         word
     }
-}
-
-/// Whether the code token after a `[` (`next`: its index in `raw`; a
-/// directive between does not count) is another `[`. Two `[` tokens only
-/// ever open an attribute (C23, C++11), also with blanks, comments or a line
-/// splice between, where the lexer's `[[` does not see one: its names would
-/// be read as code (`[ [gnu::mode(QI)] ]` renamed with a local `QI`).
-fn brackets_apart(text: &[u8], raw: &[Token], next: usize) -> bool {
-    raw[next.min(raw.len())..]
-        .iter()
-        .find(|t| t.kind != TokenKind::Preprocessor)
-        .is_some_and(|t| t.kind == TokenKind::Punct && text[t.range()] == *b"[")
-}
-
-/// Whether a punctuator, spelled with its line splices removed, is a
-/// digraph.
-fn is_digraph(b: &[u8]) -> bool {
-    matches!(b, b"<%" | b"%>" | b"<:" | b":>" | b"%:" | b"%:%:")
-}
-
-/// Whether the token `one`, followed by `next`, spells a digraph: whole, or
-/// split over the two (the last token is checked on its own). Tokens are
-/// read as spelled, without their line splices: `<\⏎%` is `{` to the
-/// compiler, and a brace the adapter took for an operator would give a
-/// declaration in that block the scope of the one around it.
-pub(super) fn spells_digraph(text: &[u8], one: &Token, next: &Token) -> bool {
-    if one.kind != TokenKind::Punct {
-        return false;
-    }
-    let first = &text[one.range()];
-    // Every digraph, whole or split over two tokens, starts with one of these.
-    if !matches!(first.first(), Some(b'<' | b'%' | b':')) {
-        return false;
-    }
-    let first = spelling(first);
-    if is_digraph(&first) {
-        return true;
-    }
-    let two = spelling(&text[next.range()]);
-    let mut both = [0u8; 4];
-    next.kind == TokenKind::Punct
-        && one.end() == next.start()
-        && first.len() + two.len() <= both.len()
-        && {
-            both[..first.len()].copy_from_slice(&first);
-            both[first.len()..first.len() + two.len()].copy_from_slice(&two);
-            is_digraph(&both[..first.len() + two.len()])
-        }
 }
 
 /// Records that `tok` was sent to the parser, as `a.toks`'s element `len - 1`:
