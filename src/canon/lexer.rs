@@ -517,7 +517,10 @@ fn directive_end(src: &[u8], mut i: usize) -> usize {
 }
 
 /// The first byte at or after `i` that [`directive_end`] acts on: eight
-/// bytes at a time.
+/// bytes at a time. A twin of [`next_break_or_backslash`] with three more
+/// bytes, not one search generic over its byte set: that version changed
+/// how the renamer's pass was inlined and cost it 0.7M instructions at
+/// 1 MiB.
 fn next_in_directive(src: &[u8], mut i: usize) -> Option<usize> {
     while let Some(chunk) = src.get(i..i + 8) {
         let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));

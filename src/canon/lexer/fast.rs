@@ -3,12 +3,12 @@
 //!
 //! Plain identifiers, numbers, blanks, comments, directives and the
 //! punctuators that are one byte or an obvious two (`->`, `::`, `--`,
-//! digraphs) are most of a kernel's tokens. Wherever a longer or a different token than the one
-//! read here could start (a backslash, which may splice or start a UCN; a
-//! quote right after a word, which may be a prefixed literal; `##`, `%:`,
-//! `[[`, strings and every other byte), [`token`] gives up and the logos
-//! lexer reads the token, so every token is the one logos reads (the tests
-//! compare both readings on generated text).
+//! digraphs) are most of a kernel's tokens. Wherever a longer or a
+//! different token than the one read here could start (a backslash, which
+//! may splice or start a UCN; a quote right after a word, which may be a
+//! prefixed literal; `##`, `%:`, `[[`, strings and every other byte),
+//! [`token`] gives up and the logos lexer reads the token, so every token is
+//! the one logos reads (the tests compare both readings on generated text).
 
 use super::{block_comment_end, directive_end, line_end, TokenKind};
 
