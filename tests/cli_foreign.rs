@@ -122,3 +122,54 @@ fn manifest_fields_infer_and_neutral_name() {
     assert_eq!(outcomes(&out), ["compiled", "reused", "compiled"], "{out}");
     assert_eq!(out["kernels"][2]["symbol"], "scale");
 }
+
+/// Debug information records a kernel's local names and their columns: two
+/// renderings that differ only in a local's name compile to different
+/// objects under `-g`, so there neither may answer the other (issue 10's
+/// binding argument says a renaming changes nothing the compiler produces,
+/// which holds only without it). Without `-g` they still share a compile.
+#[test]
+fn under_a_debug_option_renamed_twins_compile_apart() {
+    if !have_cc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.c");
+    let b = dir.path().join("b.c");
+    std::fs::write(
+        &a,
+        "void k(float* y) {\n  float acc = 2.0f;\n  y[0] = acc;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        "void k(float* y) {\n  float t = 2.0f;\n  y[0] = t;\n}\n",
+    )
+    .unwrap();
+    let compile = |store: &str, option: &str, file: &Path| {
+        let option = format!("--option={option}");
+        let args = [
+            "compile",
+            "--json",
+            "--infer",
+            &option,
+            file.to_str().unwrap(),
+        ];
+        outcomes(&json(&kcache(&dir.path().join(store), &args)))
+    };
+    assert_eq!(compile("plain", "-O2", &a), ["compiled"]);
+    assert_eq!(
+        compile("plain", "-O2", &b),
+        ["stored"],
+        "twins share a compile"
+    );
+    for option in ["-g", "-g3", "-ggdb"] {
+        assert_eq!(compile(option, option, &a), ["compiled"]);
+        assert_eq!(compile(option, option, &b), ["compiled"], "{option}");
+        // Each is still answered from the store under its own spelling.
+        assert_eq!(compile(option, option, &b), ["stored"], "{option}");
+    }
+    // `-g0` turns debug information off: the twins share again.
+    assert_eq!(compile("g0", "-g0", &a), ["compiled"]);
+    assert_eq!(compile("g0", "-g0", &b), ["stored"]);
+}

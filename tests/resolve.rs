@@ -145,13 +145,15 @@ impl Backend for Test {
     fn key_extras(
         &self,
         kernel: &KernelSource<'_>,
-        _options: &[String],
+        options: &[String],
     ) -> Result<KeyExtras, BackendError> {
         let marked = self.0.uncacheable_keys.lock().unwrap();
         Ok(KeyExtras {
             uncacheable: marked
                 .contains(kernel.symbol)
                 .then(|| "a header uses __TIME__".into()),
+            // As the C compiler's backend reads its options.
+            records_names: kcache::backend::records_names("cc", options),
             ..KeyExtras::default()
         })
     }
@@ -1361,6 +1363,32 @@ fn an_option_macro_using_a_position_macro_keys_its_users_on_their_raw_text() {
         at(3, &["-D", "L=M", "-DM=__COUNTER__"]),
         at(17, &["-D", "L=M", "-DM=__COUNTER__"])
     );
+}
+
+#[test]
+fn a_debug_option_keys_renamed_twins_apart_and_compiles_each_alone() {
+    let rec = Arc::new(Recorder::default());
+    let hooks = Hooks::new();
+    let r = resolver(&rec, &hooks);
+    let at = |counter: usize, options: &[&str]| {
+        r.key(&kernel("k", "= 1", counter).options(options.iter().copied()))
+            .unwrap()
+    };
+    // Debug information names the loop symbol: renamed twins differ there.
+    assert_eq!(at(3, &["-O2"]), at(17, &["-O2"]));
+    assert_ne!(at(3, &["-O2", "-g"]), at(17, &["-O2", "-g"]));
+    assert_eq!(at(3, &["-g0"]), at(17, &["-g0"]));
+    // Isolated kernels group without it; under it each compiles alone, its
+    // lines its own, not the group's.
+    let pair = |options: &[&str]| {
+        [
+            Kernel::new("a", "void a(int* y) { y[0] = 1; }").options(options.iter().copied()),
+            Kernel::new("b", "void b(int* y) { y[0] = 2; }").options(options.iter().copied()),
+        ]
+    };
+    r.resolve(&pair(&["-O1"])).unwrap();
+    r.resolve(&pair(&["-O1", "-g"])).unwrap();
+    assert_eq!(programs(&rec), [vec!["a", "b"], vec!["a"], vec!["b"]]);
 }
 
 #[test]

@@ -22,6 +22,8 @@ use std::sync::Arc;
 
 pub mod cc;
 pub mod cuda;
+mod debug_info;
+pub use debug_info::records_names;
 mod gpu;
 pub use gpu::{Driver, GpuBackend, Opened, Toolchain};
 
@@ -108,6 +110,14 @@ pub struct KeyExtras {
     /// Set when the compile's result cannot be keyed at all (a header uses
     /// `__TIME__`): the kernel is compiled every time and never published.
     pub uncacheable: Option<String>,
+    /// Set when the options make the compile record the kernel's own
+    /// spellings, which a renaming would change (debug information names
+    /// locals and parameters and gives their lines and columns: `-g`, `-G`,
+    /// `-lineinfo`; OpenCL's `-cl-kernel-arg-info` keeps parameter names
+    /// for `clGetKernelArgInfo`): the kernel is keyed on its raw text and
+    /// full name, and compiled alone (in a group, its lines would be the
+    /// group's). See [`records_names`].
+    pub records_names: Option<String>,
     /// Tells, later, whether [`Backend::key_extras`] would still answer these
     /// extras for the same kernel and options; `None` when the backend cannot
     /// tell cheaply (the resolver then asks it again on every keying).

@@ -116,6 +116,9 @@ pub struct Renamer {
     /// The longest text bound: [`super::bind::MAX_TEXT`], lowered only in
     /// this module's tests of a longer text's path.
     limit: usize,
+    /// Why every text is raw-keyed, when the compile records the names a
+    /// renaming would change (see [`Renamer::raw_keyed`]).
+    raw: Option<String>,
 }
 
 /// The canonical-name prefix when nothing collides with it.
@@ -178,7 +181,18 @@ impl Renamer {
             infer: options.infer,
             verify: true,
             limit: super::bind::MAX_TEXT,
+            raw: None,
         }
+    }
+
+    /// Keys every text on its raw text and full name, for `reason`: the
+    /// compile records the kernel's own spellings (debug information names
+    /// its locals and parameters and gives their columns), so no renaming
+    /// leaves what it produces unchanged. The dialect scan still runs: what
+    /// makes a kernel uncacheable does so here too.
+    pub fn raw_keyed(mut self, reason: impl Into<String>) -> Renamer {
+        self.raw = Some(reason.into());
+        self
     }
 
     /// Macro names whose expansion depends on position or the enclosing
@@ -326,21 +340,23 @@ impl Renamer {
         let mut scanner = Scanner::new(self.position_macros.as_deref())
             .with_kernel_name(self.kernel_name.as_deref())
             .with_macros(self.macros.as_deref());
-        if text.len() > self.limit {
+        if text.len() > self.limit || self.raw.is_some() {
             // The binder's tokens hold `u32` positions: a longer text is
-            // not lexed for it but raw-keyed whole, nothing renamed. The
-            // scan still runs (its lexing has `usize` positions): what
-            // makes a kernel uncacheable does at any length.
+            // not lexed for it but raw-keyed whole, nothing renamed, as is
+            // every text when the compile records names. The scan still
+            // runs (its lexing has `usize` positions): what makes a kernel
+            // uncacheable does at any length.
             super::lexer::for_each_token_spliced(text, |kind, span, spliced| {
                 scanner.token(text, kind, span, spliced)
             });
             let mut findings = scanner.finish(text);
-            findings.raw.get_or_insert_with(|| {
-                format!(
+            findings.raw.get_or_insert_with(|| match &self.raw {
+                Some(reason) => reason.clone(),
+                None => format!(
                     "it is {} bytes long, over the {} the binder takes",
                     text.len(),
                     self.limit
-                )
+                ),
             });
             return Err(findings);
         }

@@ -25,6 +25,10 @@ pub(super) fn isolated_groups(
             if keyed[i].uncacheable.is_some() {
                 iso.alone.get_or_insert_with(|| "uncacheable".into());
             }
+            if let Some(why) = &keyed[i].records_names {
+                // Its lines would be the group's, not its own.
+                iso.alone.get_or_insert_with(|| why.clone());
+            }
             let options_ok =
                 option_names(&batch[i].options).is_some_and(|names| iso.declares_none_of(&names));
             if !options_ok {

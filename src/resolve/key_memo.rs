@@ -83,6 +83,7 @@ pub(super) fn same_extras(a: &KeyExtras, b: &KeyExtras) -> bool {
         && a.macros == b.macros
         && a.position_macros == b.position_macros
         && a.uncacheable == b.uncacheable
+        && a.records_names == b.records_names
 }
 
 type Generation = FxHashMap<u64, Vec<Arc<Memoized>>>;
@@ -221,6 +222,7 @@ mod tests {
             key: Digest([n; 32]),
             uncacheable: None,
             position_macros: Default::default(),
+            records_names: None,
         }
     }
 

@@ -263,6 +263,9 @@ struct Keyed {
     uncacheable: Option<String>,
     /// The backend's position macros, for the isolation check.
     position_macros: Arc<MacroNames>,
+    /// Why it compiles alone, when its compile records its own spellings
+    /// (see [`crate::backend::KeyExtras::records_names`]).
+    records_names: Option<String>,
 }
 
 /// Resolves batches of kernels against one backend (one device).
@@ -449,9 +452,12 @@ impl<B: Backend + 'static> Resolver<B> {
             all.extend(from_options.iter());
             Arc::new(all)
         };
-        let renamer = Renamer::new(&kernel.canon)
+        let mut renamer = Renamer::new(&kernel.canon)
             .with_macros(Arc::clone(&extras.macros))
             .with_position_macros(Arc::clone(&position_macros));
+        if let Some(why) = &extras.records_names {
+            renamer = renamer.raw_keyed(why.clone());
+        }
         let form = renamer.key_form(kernel.text.as_bytes());
         let extra = &extras.digests;
         let token = form.kernel_token.map(String::from_utf8_lossy);
@@ -472,6 +478,7 @@ impl<B: Backend + 'static> Resolver<B> {
                 .or(options_uncacheable)
                 .or(form.uncacheable),
             position_macros,
+            records_names: extras.records_names.clone(),
         }
     }
 

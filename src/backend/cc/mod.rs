@@ -642,6 +642,7 @@ impl Backend for CcBackend {
             macros: merged.macros,
             position_macros: merged.positional,
             uncacheable,
+            records_names: crate::backend::records_names(FAMILY, options),
             validity: Some(validity),
         })
     }

@@ -356,6 +356,7 @@ pub(crate) fn key_extras(
         macros: merged.macros,
         position_macros: merged.positional,
         uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
+        records_names: crate::backend::records_names(family, options),
         // The search depends on the working directory, read per call: asked
         // again on every keying.
         validity: None,
@@ -473,5 +474,13 @@ mod tests {
         }
         let t = extras("kernel void k() {}", &["-DSTAMP=__TIME__"]).unwrap();
         assert!(t.uncacheable.is_some());
+    }
+
+    #[test]
+    fn a_debug_option_in_a_joined_option_string_is_reported() {
+        let plain = extras("kernel void k() {}", &["-cl-fast-relaxed-math"]).unwrap();
+        assert_eq!(plain.records_names, None);
+        let debug = extras("kernel void k() {}", &["-cl-fast-relaxed-math -g"]).unwrap();
+        assert!(debug.records_names.is_some_and(|r| r.contains("`-g`")));
     }
 }

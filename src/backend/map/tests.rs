@@ -118,6 +118,10 @@ impl Backend for Probe {
             macros: Arc::new([MACRO].into_iter().collect()),
             position_macros: Arc::new([POSITION_MACRO].into_iter().collect()),
             uncacheable: (kernel.symbol == "timed").then(|| "probe: __TIME__".into()),
+            records_names: options
+                .iter()
+                .any(|o| o == "-O2")
+                .then(|| "probe: -O2".into()),
             validity: Some(self.validity.clone()),
         })
     }

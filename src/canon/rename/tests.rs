@@ -376,3 +376,22 @@ fn a_text_over_the_limit_is_raw_keyed() {
         .canonicalize(text);
     assert!(over.uncacheable.is_some());
 }
+
+#[test]
+fn a_raw_keyed_renamer_renames_nothing_and_still_finds_the_uncacheable() {
+    let o = CanonOptions {
+        kernel_name: Some("k".into()),
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = b"void k(float* a) { for (int i2 = 0; i2 < 4; i2++) a[i2] = 1; }";
+    let renamer = Renamer::new(&o).raw_keyed("option `-g`");
+    let raw = renamer.key_form(text);
+    assert_eq!(raw.text, raw_text(text));
+    assert_eq!(raw.kernel_token, Some(&b"k"[..]), "its full name");
+    let full = Renamer::new(&o).raw_keyed("option `-g`").canonicalize(text);
+    assert!(full.renamed.is_empty());
+    assert_eq!(full.raw.as_deref(), Some("option `-g`"));
+    let timed = b"void k(const char** s) { *s = __TIME__; }";
+    assert!(renamer.key_form(timed).uncacheable.is_some());
+}
