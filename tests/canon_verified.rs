@@ -341,6 +341,28 @@ fn a_glsl_local_spelled_like_a_glsl_keyword_is_kept() {
 }
 
 #[test]
+fn a_name_spelled_with_dollar_or_beyond_ascii_is_kept_in_every_language() {
+    // Regression: NVRTC refuses `a$b` and `café` as names (gcc takes them),
+    // but inference renamed each to `kc1`, the canonical text of the kernel
+    // declaring `x`, which compiles: the failing kernel was answered with
+    // the other's program (tests/soundness/cuda.rs proves it through NVRTC).
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let text = |n: &str| format!("void k(float* y) {{ float {n} = 1; y[0] = {n}; }}");
+    for n in ["a$b", "$", "caf\u{e9}", "caf\\u00e9", "n\u{4e2d}"] {
+        let got = canon(&text(n), &o);
+        assert_ne!(got, canon(&text("x"), &o), "{n}");
+        assert!(got.contains(&format!("float {n} = 1")), "{n}: {got}");
+    }
+    assert_eq!(
+        canon(&text("x"), &o),
+        "void k(float* kc1) { float kc2 = 1; kc1[0] = kc2; }"
+    );
+}
+
+#[test]
 fn a_name_glued_to_a_literal_is_a_ud_suffix_and_kept() {
     // Regression: in C++ `"abc"_s` and `'a'_s` are one token each, calling
     // `operator""_s`; the local `_s` does not bind the suffix. Renamed with

@@ -191,6 +191,16 @@ cases!(Ptx {
     position_func_macro_names_the_segment: segments("", "x[i0] = __func__[6];"),
     position_file_macro_names_the_segment: segments("", "x[i0] = __FILE__[sizeof(__FILE__) - 2];"),
     position_pretty_function_names_the_segment: segments("", "x[i0] = __PRETTY_FUNCTION__[11];"),
+    /// NVRTC refuses `$` and UTF-8 in a name: renamed, the kernel that
+    /// fails shared the key of its ASCII twin, which compiles.
+    dollar_in_a_scope_local_is_kept: Case::new(
+        kc("kn", "", "float v1_a$b = 2.0f; x[i0] *= v1_a$b;"),
+        kc("kn", "", "float v1_ab = 2.0f; x[i0] *= v1_ab;"),
+    ),
+    utf8_in_a_scope_local_is_kept: Case::new(
+        kc("kn", "", "float v1_\u{e9} = 2.0f; x[i0] *= v1_\u{e9};"),
+        kc("kn", "", "float v1_e = 2.0f; x[i0] *= v1_e;"),
+    ),
     raw_string_in_cuda_is_raw: Case::new(
         kc("kr", "", "x[i0] += R\"kc( \" i3 \" )kc\"[4];"),
         kc("kr", "", "x[i0] += R\"kc( \" i4 \" )kc\"[4];"),

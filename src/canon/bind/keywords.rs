@@ -66,6 +66,12 @@ pub fn is_plain(name: &[u8], glsl: bool) -> bool {
     !glsl && name.get(1).is_some_and(u8::is_ascii_digit)
 }
 
+/// Whether `name` is spelled with ASCII letters, digits and `_` alone: a
+/// name every compiler kcache drives takes as one.
+pub fn is_ascii_word(name: &[u8]) -> bool {
+    name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
 /// Whether GLSL (glslang) may read `name` as a keyword or refuse it as a
 /// name a shader declares: a reserved word, a built-in type (its samplers,
 /// images, textures, matrices, vectors and sized scalars), a word an
@@ -73,7 +79,7 @@ pub fn is_plain(name: &[u8], glsl: bool) -> bool {
 /// `gl_...`, or a spelling other than ASCII letters, digits and `_`. A
 /// kernel declaring one does not compile where one declaring `v` does.
 pub fn is_glsl_reserved(name: &[u8]) -> bool {
-    if !name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') || name.starts_with(b"gl_") {
+    if !is_ascii_word(name) || name.starts_with(b"gl_") {
         return true;
     }
     let typed = |n: &[u8]| {

@@ -113,6 +113,11 @@ pub enum Reason {
     /// The language reserves it (a GLSL keyword, type or `gl_` name): a
     /// declaration of it does not compile.
     Reserved,
+    /// It is spelled with `$`, a universal character name or a byte above
+    /// ASCII, which some compilers take for a name and others refuse (NVRTC
+    /// refuses `a$b` and `café`): renamed, a kernel that fails to compile
+    /// would share the key of one that compiles.
+    Spelling,
 }
 
 impl Reason {
@@ -135,6 +140,9 @@ impl Reason {
             Reason::Macro => "is a macro name",
             Reason::Whole => "the kernel is given up",
             Reason::Reserved => "is a word the language reserves",
+            Reason::Spelling => {
+                "is spelled with `$`, a UCN or a non-ASCII byte, which some compilers refuse"
+            }
         }
     }
 }
@@ -676,8 +684,11 @@ fn judge<'t>(
                 if cond.holds(decl.at) {
                     fail(&mut verdicts, id.id, Reason::Conditional);
                 }
-                if a.glsl && keywords::is_glsl_reserved(&a.names[id.id as usize]) {
+                let name = &a.names[id.id as usize];
+                if a.glsl && keywords::is_glsl_reserved(name) {
                     fail(&mut verdicts, id.id, Reason::Reserved);
+                } else if !keywords::is_ascii_word(name) {
+                    fail(&mut verdicts, id.id, Reason::Spelling);
                 }
                 if !is_declared[id.id as usize] {
                     is_declared[id.id as usize] = true;
