@@ -14,7 +14,9 @@ pub mod isolation;
 pub mod lexer;
 mod macro_names;
 pub mod rename;
+mod scratch;
 mod segment;
+mod spellings;
 
 pub use rename::{canonical_kernel, CanonOptions, Canonical, Derivation, KeyForm, Renamer};
 

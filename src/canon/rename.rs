@@ -87,7 +87,8 @@ mod words;
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
 pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
-use pass::{Pass, Taken};
+use pass::Pass;
+pub(in crate::canon) use pass::Taken;
 
 /// The canonical form of one kernel's text (see the module docs).
 pub fn canonical_kernel(text: &[u8], options: &CanonOptions) -> Canonical {
@@ -231,7 +232,7 @@ impl Renamer {
 
     /// The canonical form of `text`.
     pub fn canonicalize(&self, text: &[u8]) -> Canonical {
-        let pass = match self.pass(text, true) {
+        let mut pass = match self.pass(text, true) {
             Ok(pass) => pass,
             Err(findings) => {
                 let raw = findings.raw.or_else(|| findings.uncacheable.clone());
@@ -280,7 +281,9 @@ impl Renamer {
             })
             .collect();
         Canonical {
-            text: pass.out,
+            // The text written is the caller's: the pass keeps the rest
+            // of its buffers for the thread's next text when dropped.
+            text: std::mem::take(&mut pass.out),
             kernel_token: self
                 .token
                 .as_ref()
@@ -307,8 +310,8 @@ impl Renamer {
     /// token (both raw for a raw-keyed kernel), and whether it is uncacheable.
     pub fn key_form(&self, text: &[u8]) -> KeyForm<'_> {
         match self.pass(text, false) {
-            Ok(pass) => KeyForm {
-                text: pass.out,
+            Ok(mut pass) => KeyForm {
+                text: std::mem::take(&mut pass.out),
                 kernel_token: self.token.as_deref(),
                 uncacheable: None,
             },

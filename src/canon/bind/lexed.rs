@@ -1,10 +1,10 @@
 //! A text's tokens as the binder takes them: lexed once, blanks left out,
 //! and the comment-free copy the token adapter reads made on the same walk.
 
-use super::scratch;
 use super::spelled::spells_digraph;
 use super::typedefs::Keywords;
 use crate::canon::lexer::{for_each_nonblank_spliced, TokenKind};
+use crate::canon::scratch;
 use std::ops::Range;
 
 /// The longest text the binder takes: its token positions are `u32` (a
@@ -80,7 +80,7 @@ pub struct Lexed {
     /// Which keywords the typedef pre-pass looks for stand in the code.
     pub(super) keywords: Keywords,
     /// Where the directives stand in [`Lexed::code`] (a kept buffer: see
-    /// [`super::scratch`]), so reading them walks no other token.
+    /// [`crate::canon::scratch`]), so reading them walks no other token.
     pub(super) directives: Vec<usize>,
     /// Whether two tokens of the code spell a digraph (see
     /// [`super::tokens::adapt`]).

@@ -10,9 +10,11 @@
 //! of its block (parameters: over the function body; labels: over the whole
 //! function, their own namespace, binding only the names after a `goto`; a
 //! `for`-init declaration: over the `for`). The token buffers
-//! (the lexing, the terminals, the identifier list) are kept per thread from
-//! one text to the next (`bind/scratch.rs`), so a call neither allocates
-//! them anew nor faults them in again.
+//! (the lexing, the terminals, the identifier list) and the per-name and
+//! per-declaration lists (the spellings and the table of their ids, the
+//! verdicts, the orderings) are kept per thread from one text to the next
+//! (`canon/scratch.rs`), so a call neither allocates them anew nor faults
+//! them in again.
 //!
 //! A name is *verified* when every occurrence of it in code is within the
 //! scope of a declaration of it in the text that binds (a block-scope object,
@@ -60,7 +62,6 @@ mod members;
 pub mod neutral;
 mod order;
 mod runs;
-mod scratch;
 mod short;
 pub mod sink;
 mod spelled;
@@ -74,6 +75,8 @@ mod kernel {
 }
 
 use crate::canon::lexer::TokenKind;
+use crate::canon::scratch;
+use crate::canon::spellings::Spellings;
 use sink::{DeclKind, Sink, PENDING};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -150,8 +153,6 @@ impl Reason {
 /// What [`bind`] found.
 #[derive(Debug, Default)]
 pub struct Binding<'t> {
-    /// The id of each name met (in code, a directive or an opaque region).
-    index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
     /// Per id: `None` when the name never stands in code, `Ok` when verified,
     /// else why not.
     verdicts: Vec<Option<Result<(), Reason>>>,
@@ -167,8 +168,9 @@ pub struct Binding<'t> {
     tokens: Vec<Token>,
     /// The id of each identifier token in [`Binding::tokens`], in order.
     code_ids: Vec<u32>,
-    /// Each name's spelling, by id.
-    names: Vec<Cow<'t, [u8]>>,
+    /// Each name's spelling (line splices removed), by id, and the id of
+    /// each name met (in code, a directive or an opaque region).
+    names: Spellings<'t>,
     /// Where each member declarator of a plain struct body starts (sorted):
     /// see [`Binding::member_declarators`].
     members: Vec<usize>,
@@ -183,8 +185,8 @@ impl<'t> Binding<'t> {
         if self.whole.is_some() {
             return Err(Reason::Whole);
         }
-        match self.index.get(name) {
-            Some(&id) => self.verdicts[id as usize].unwrap_or(Ok(())),
+        match self.names.id(name) {
+            Some(id) => self.verdicts[id as usize].unwrap_or(Ok(())),
             None => Ok(()),
         }
     }
@@ -210,7 +212,7 @@ impl<'t> Binding<'t> {
 
     /// The id of `name`, if the text names it outside comments.
     pub fn id(&self, name: &[u8]) -> Option<u32> {
-        self.index.get(name).copied()
+        self.names.id(name)
     }
 
     /// The spelling (line splices removed) of the name whose id is `id`
@@ -254,9 +256,9 @@ impl<'t> Binding<'t> {
 
     /// Whether a binding declaration in the text declares `name`.
     pub fn declares(&self, name: &[u8]) -> bool {
-        self.index
-            .get(name)
-            .is_some_and(|&id| self.is_declared.get(id as usize) == Some(&true))
+        self.names
+            .id(name)
+            .is_some_and(|id| self.is_declared.get(id as usize) == Some(&true))
     }
 
     /// Names a binding declaration in the text declares (parameters, locals,
@@ -275,11 +277,14 @@ impl<'t> Binding<'t> {
 }
 
 impl Drop for Binding<'_> {
-    /// Keeps the token buffers for the thread's next text (the binder's
-    /// per-thread spares).
+    /// Keeps the token buffers and the per-name lists for the thread's next
+    /// text (the binder's per-thread spares; the spellings keep their own).
     fn drop(&mut self) {
         scratch::give(std::mem::take(&mut self.tokens));
         scratch::give(std::mem::take(&mut self.code_ids));
+        scratch::give(std::mem::take(&mut self.verdicts));
+        scratch::give(std::mem::take(&mut self.is_declared));
+        scratch::give_spellings(std::mem::take(&mut self.declared));
     }
 }
 
@@ -323,7 +328,6 @@ fn bind_with<'t>(
     binding.code_ids = std::mem::take(&mut a.code_ids);
     if binding.whole.is_some() {
         binding.names = std::mem::take(&mut a.names);
-        binding.index = std::mem::take(&mut a.index);
         a.give_back();
         return binding;
     }
@@ -404,7 +408,6 @@ fn bind_with<'t>(
     {
         binding.whole = Some("its typedef names are not told apart from other names".into());
         binding.names = std::mem::take(&mut a.names);
-        binding.index = std::mem::take(&mut a.index);
         a.give_back();
         return binding;
     }
@@ -412,8 +415,8 @@ fn bind_with<'t>(
     let by_at = by_position(&sink.decls);
     resolve_pending(&mut sink, &by_at);
     judge(&mut a, &sink, &by_at, &unparsed, &mut binding);
+    scratch::give(by_at);
     binding.unparsed = unparsed;
-    binding.index = std::mem::take(&mut a.index);
     binding.names = std::mem::take(&mut a.names);
     binding.members = members;
     a.give_back();
@@ -547,6 +550,7 @@ fn resolve_pending(sink: &mut Sink, by_at: &[usize]) {
             None => sink.decls[i].kind = DeclKind::Linkage,
         }
     }
+    scratch::give(scopes);
 }
 
 /// The indices of `decls` in order of position, those at one position in
@@ -561,13 +565,19 @@ fn by_position(decls: &[sink::Decl]) -> Vec<usize> {
         order.sort_by_key(|&i| decls[i].at);
         return order;
     }
-    let mut keys: Vec<u64> = decls
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.at as u64) << 32 | i as u64)
-        .collect();
+    // Both lists the thread's kept ones (see `scratch`).
+    let mut keys: Vec<u64> = scratch::take(decls.len());
+    keys.extend(
+        decls
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.at as u64) << 32 | i as u64),
+    );
     keys.sort();
-    keys.iter().map(|&k| (k as u32) as usize).collect()
+    let mut order = scratch::take(keys.len());
+    order.extend(keys.iter().map(|&k| (k as u32) as usize));
+    scratch::give(keys);
+    order
 }
 
 /// `scopes` by start, the longer first where two start together: without
@@ -646,7 +656,11 @@ fn judge<'t>(
         .map(|(name, r)| (a.intern(name), r))
         .collect();
     let n = a.names.len();
-    let mut verdicts: Vec<Option<Result<(), Reason>>> = vec![None; n];
+    // The per-name and per-declaration lists are the thread's kept ones
+    // (see `scratch`): the binding's go back when it is dropped, the rest
+    // at the end.
+    let mut verdicts: Vec<Option<Result<(), Reason>>> = scratch::take(n);
+    verdicts.resize(n, None);
     let fail = |v: &mut Vec<Option<Result<(), Reason>>>, id: u32, r: Reason| {
         let slot = &mut v[id as usize];
         if !matches!(slot, Some(Err(_))) {
@@ -657,28 +671,36 @@ fn judge<'t>(
     for &(id, r) in &opaque {
         fail(&mut verdicts, id, r);
     }
-    let decls: Vec<&sink::Decl> = by_at.iter().map(|&i| &sink.decls[i]).collect();
     let conditional = merge(a.conditional.iter().map(|r| (r.start, r.end)).collect());
     // Then declarations, by walking them alongside the identifiers.
     // One entry at most per declaration: sized so neither regrows.
-    let mut bound: Vec<(u32, usize, usize, bool)> = Vec::with_capacity(decls.len());
-    b.declared.reserve(decls.len().min(n));
-    let mut is_declared = vec![false; n];
-    let mut declaring = vec![false; a.idents.len()];
+    let mut bound: Vec<(u32, usize, usize, bool)> = scratch::take(by_at.len());
+    b.declared = scratch::take_spellings(by_at.len().min(n));
+    let mut is_declared: Vec<bool> = scratch::take(n);
+    is_declared.resize(n, false);
+    let mut declaring_list: Vec<bool> = scratch::take(a.idents.len());
+    declaring_list.resize(a.idents.len(), false);
+    // Its length where the compiler sees it: no check per identifier.
+    let declaring = &mut declaring_list[..a.idents.len()];
     let mut cond = Ranges {
         ranges: &conditional,
         next: 0,
     };
+    // The `d`th declaration in position order, and where it stands (past
+    // the last, `usize::MAX`: no identifier stands there).
     let mut d = 0;
+    let position = |d: usize| by_at.get(d).map_or(usize::MAX, |&i| sink.decls[i].at);
+    let mut next_at = position(0);
     for (k, id) in a.idents.iter().enumerate() {
-        while d < decls.len() && decls[d].at < id.at as usize {
+        while next_at < id.at as usize {
             d += 1;
+            next_at = position(d);
         }
-        if d >= decls.len() || decls[d].at != id.at as usize {
+        if next_at != id.at as usize {
             continue;
         }
         declaring[k] = true;
-        let decl = decls[d];
+        let decl = &sink.decls[by_at[d]];
         match decl.kind {
             DeclKind::Local | DeclKind::Param | DeclKind::Label => {
                 if cond.holds(decl.at) {
@@ -702,7 +724,9 @@ fn judge<'t>(
     }
     // Each name's scopes as one slice of a flat list (no list per name).
     bound.sort_unstable_by_key(|b| b.0);
-    let mut first = vec![0u32; n + 1];
+    let mut first_list: Vec<u32> = scratch::take(n + 1);
+    first_list.resize(n + 1, 0);
+    let first = &mut first_list[..n + 1];
     for b in &bound {
         first[b.0 as usize + 1] += 1;
     }
@@ -713,7 +737,7 @@ fn judge<'t>(
     // Labels are a namespace of their own: a label binds only the names
     // right after a `goto`, and those bind nothing else (`x: x = 1; goto x;`
     // assigns an `x` from outside the text).
-    let targets: Vec<u32> = if decls.iter().any(|d| d.kind == DeclKind::Label) {
+    let targets: Vec<u32> = if sink.decls.iter().any(|d| d.kind == DeclKind::Label) {
         a.toks
             .windows(2)
             .filter(|w| w[0].1 == Tok::Goto && w[1].1 == Tok::Ident)
@@ -767,6 +791,9 @@ fn judge<'t>(
     }
     b.verdicts = verdicts;
     b.is_declared = is_declared;
+    scratch::give(bound);
+    scratch::give(first_list);
+    scratch::give(declaring_list);
 }
 
 #[cfg(test)]

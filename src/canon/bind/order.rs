@@ -7,6 +7,8 @@
 //! give) in one walk with a stack. Anything else (which no parse records)
 //! is left to the sort.
 
+use crate::canon::scratch;
+
 const NONE: u32 = u32::MAX;
 
 /// `scopes` (postorder, properly nested or disjoint, each non-empty) in
@@ -17,10 +19,14 @@ pub fn preorder(scopes: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
     }
     // Each subtree done so far as a list threaded through `next`: its root
     // (the outermost scope, first in preorder) and its last element.
-    let mut next = vec![NONE; scopes.len()];
+    // The lists are the thread's kept ones (see `crate::canon::scratch`).
+    let mut next_list: Vec<u32> = scratch::take(scopes.len());
+    next_list.resize(scopes.len(), NONE);
+    // Its length where the compiler sees it: no check per scope.
+    let next = &mut next_list[..scopes.len()];
     // At most one entry per scope: sized once, since growing it was a
     // handful of reallocations per text.
-    let mut done: Vec<(u32, u32)> = Vec::with_capacity(scopes.len());
+    let mut done: Vec<(u32, u32)> = scratch::take(scopes.len());
     for (i, &(l, r)) in scopes.iter().enumerate() {
         if l >= r {
             return None;
@@ -52,7 +58,7 @@ pub fn preorder(scopes: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
         next[i] = head;
         done.push((i as u32, tail));
     }
-    let mut out = Vec::with_capacity(scopes.len());
+    let mut out = scratch::take(scopes.len());
     for &(root, _) in &done {
         let mut k = root;
         while k != NONE {
@@ -60,6 +66,8 @@ pub fn preorder(scopes: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
             k = next[k as usize];
         }
     }
+    scratch::give(next_list);
+    scratch::give(done);
     Some(out)
 }
 

@@ -55,9 +55,9 @@ impl ShortIds {
     }
 
     /// Empties the table and keeps it for the thread's next text, unless it
-    /// is larger than [`super::scratch::KEEP`].
+    /// is larger than [`crate::canon::scratch::KEEP`].
     pub fn give(mut self) {
-        if self.slots.len() * std::mem::size_of::<(u64, u64, u64)>() > super::scratch::KEEP {
+        if self.slots.len() * std::mem::size_of::<(u64, u64, u64)>() > crate::canon::scratch::KEEP {
             return;
         }
         for &i in &self.used {

@@ -99,8 +99,8 @@ impl Sink {
     /// list anew. They go back when the sink is dropped.
     pub fn new(glsl: bool) -> Sink {
         let mut sink = Sink::default();
-        sink.decls = super::scratch::take(0);
-        sink.scopes = super::scratch::take(0);
+        sink.decls = crate::canon::scratch::take(0);
+        sink.scopes = crate::canon::scratch::take(0);
         sink.glsl = glsl;
         sink
     }
@@ -209,7 +209,7 @@ impl Sink {
 impl Drop for Sink {
     /// Keeps the declaration and scope lists for the thread's next text.
     fn drop(&mut self) {
-        super::scratch::give(std::mem::take(&mut self.decls));
-        super::scratch::give(std::mem::take(&mut self.scopes));
+        crate::canon::scratch::give(std::mem::take(&mut self.decls));
+        crate::canon::scratch::give(std::mem::take(&mut self.scopes));
     }
 }

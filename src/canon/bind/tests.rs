@@ -292,7 +292,7 @@ fn a_directive_ending_in_a_backslash_terminates() {
 
 /// Everything a binding tells, for comparing two.
 pub(super) fn summary(b: &Binding<'_>) -> String {
-    let mut names: Vec<_> = b.index.keys().collect();
+    let mut names: Vec<_> = b.names.iter().collect();
     names.sort();
     let verdicts: Vec<_> = names
         .iter()

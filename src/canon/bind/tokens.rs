@@ -12,7 +12,8 @@
 //!
 //! Each identifier is interned once per occurrence: one of at most 16 plain
 //! bytes through a table keyed on its bytes as integers (`bind/short.rs`),
-//! any other through the hash map, whose ids both share. One walk over the
+//! any other through the table of spellings (`canon/spellings.rs`), whose
+//! ids both share. One walk over the
 //! lexed tokens, before the main one, drops comments, finds digraphs and
 //! notes whether any identifier is spelled `typedef` or a tag keyword: a
 //! text with neither skips the typedef pre-pass. The text's own directives
@@ -24,12 +25,13 @@
 use super::directives::{words, Directives};
 use super::keywords::{self, classify, is_opencl_space, opaque_construct};
 use super::lexed::Token;
-use super::scratch;
 use super::short::{ShortIds, SHORT};
 use super::spelled::{brackets_apart, is_digraph};
 use super::typedefs::typedef_names;
 use super::Reason;
 use crate::canon::lexer::{spelling, TokenKind};
+use crate::canon::scratch;
+use crate::canon::spellings::Spellings;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -107,10 +109,8 @@ pub struct Adapted<'t> {
     /// order (those of opaque constructs' own words too): the renamer walks
     /// the tokens with it and never hashes a name in code again.
     pub code_ids: Vec<u32>,
-    /// Each distinct spelling met, by id.
-    pub names: Vec<Cow<'t, [u8]>>,
-    /// The id of each spelling.
-    pub index: rustc_hash::FxHashMap<Cow<'t, [u8]>, u32>,
+    /// Each distinct spelling met, by id, and the id of each.
+    pub names: Spellings<'t>,
     /// Every token but blanks (comments included), for the renamer: one
     /// lexing serves both.
     pub all: Vec<Token>,
@@ -149,11 +149,7 @@ pub fn adapt<'t>(
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
-        names: Vec::with_capacity(text.len() / 64 + 16),
-        index: rustc_hash::FxHashMap::with_capacity_and_hasher(
-            text.len() / 64 + 16,
-            Default::default(),
-        ),
+        names: Spellings::take(text.len() / 64 + 16),
         all: Vec::new(),
         idents: scratch::take(raw.len() / 2),
         code_ids: scratch::take(raw.len() / 2),
@@ -188,7 +184,7 @@ pub fn adapt<'t>(
     let typedefs = typedef_names(text, &raw, keywords);
     a.typedefs = typedefs.declaring.clone();
     // What each distinct spelling is, by id, found at its first occurrence.
-    let mut info: Vec<Option<Word>> = Vec::with_capacity(text.len() / 64 + 16);
+    let mut info: Vec<Option<Word>> = scratch::take(text.len() / 64 + 16);
     let mut short = ShortIds::take(text.len() / 64 + 16);
     let mut ternary: Vec<u32> = vec![0];
     let mut after_member = false;
@@ -503,6 +499,7 @@ pub fn adapt<'t>(
         }
     }
     short.give();
+    scratch::give(info);
     // Without comments, the code is every token (see [`super::Lexed::all`]).
     if all.is_empty() {
         a.all = raw;
@@ -515,7 +512,7 @@ pub fn adapt<'t>(
 
 impl<'t> Adapted<'t> {
     /// Keeps the buffers the binder is done with for the thread's next text
-    /// (see [`super::scratch`]).
+    /// (see [`crate::canon::scratch`]).
     pub(super) fn give_back(&mut self) {
         scratch::give(std::mem::take(&mut self.toks));
         scratch::give(std::mem::take(&mut self.idents));
@@ -525,16 +522,7 @@ impl<'t> Adapted<'t> {
 
     /// The id of `name`, interned on first sight.
     pub fn intern(&mut self, name: Cow<'t, [u8]>) -> u32 {
-        // One hashing whether the name is new or not.
-        match self.index.entry(name) {
-            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let id = self.names.len() as u32;
-                self.names.push(e.key().clone());
-                e.insert(id);
-                id
-            }
-        }
+        self.names.intern(name)
     }
 
     pub(super) fn push_ident(&mut self, at: usize, name: Cow<'t, [u8]>, never: Option<Reason>) {
@@ -584,7 +572,7 @@ impl<'t> Adapted<'t> {
 /// What an identifier's spelling is to the adapter, wherever it stands
 /// (what depends on its position is decided there).
 #[derive(Clone, Copy, PartialEq)]
-struct Word {
+pub(in crate::canon) struct Word {
     /// The construct it opens, whose operands are opaque.
     opaque: Option<Reason>,
     /// Its class, unless its position says otherwise.

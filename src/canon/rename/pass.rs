@@ -7,13 +7,15 @@ use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::bind::Token;
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
-use rustc_hash::{FxHashMap, FxHashSet};
+use crate::canon::scratch;
+use crate::canon::spellings::Spellings;
+use rustc_hash::FxHashSet;
 use std::borrow::Cow;
 
 /// A decision once taken for a spelling: kept, the kernel's own name, or the
 /// canonical name (where it stands in [`Pass::names`]).
 #[derive(Clone, Copy, PartialEq)]
-pub(super) enum Taken {
+pub(in crate::canon) enum Taken {
     /// Kept; whether it could be mistaken for a canonical name or the token.
     Keep {
         collides: bool,
@@ -109,8 +111,11 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) text: &'t [u8],
     pub(super) prefix: Vec<u8>,
     pub(super) marked: bool,
-    /// Decisions for names met only in comments (by spelling).
-    pub(super) taken: FxHashMap<Cow<'t, [u8]>, Taken>,
+    /// Names met only in comments, and by the same index the decision
+    /// taken for each (both kept for the thread's next text, as the other
+    /// per-name lists are: see [`crate::canon::scratch`]).
+    pub(super) taken: Spellings<'t>,
+    pub(super) taken_as: Vec<Taken>,
     /// What the options list each name the binder met as, by its id: asked
     /// once per listed name rather than once per name met (when the lists
     /// are no longer than the text's names).
@@ -159,12 +164,12 @@ pub(super) struct Pass<'r, 't, 'k> {
 /// The room the map of names decided by spelling gets at its first entry.
 const TAKEN_ROOM: usize = 64;
 
-/// Gives the map of names decided by spelling its first room (out of line:
-/// once per text at most).
+/// Gives the names decided by spelling their first room (out of line: once
+/// per text at most).
 #[cold]
 #[inline(never)]
-fn make_room<K: std::hash::Hash + Eq, V>(map: &mut FxHashMap<K, V>) {
-    map.reserve(TAKEN_ROOM);
+fn make_room(taken: &mut Spellings<'_>) {
+    taken.reserve(TAKEN_ROOM);
 }
 
 impl<'r, 't, 'k> Pass<'r, 't, 'k> {
@@ -180,14 +185,19 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         // Room for a name of four digits per name the binder met, so that
         // a kernel of a few thousand names never regrows it (comment words
         // may add more).
-        let names = vec![0; binding.name_count() * (prefix.len() + 4) + RUN];
+        let room = binding.name_count() * (prefix.len() + 4) + RUN;
+        let mut names = scratch::take(room);
+        names.resize(room, 0);
+        let mut by_id = scratch::take(binding.name_count());
+        by_id.resize(binding.name_count(), None);
         Pass {
             renamer,
             text,
             prefix,
             marked,
-            taken: FxHashMap::default(),
-            by_id: vec![None; binding.name_count()],
+            taken: Spellings::take(0),
+            taken_as: scratch::take(0),
+            by_id,
             listed: (renamer.classes.len() <= binding.name_count()).then(|| {
                 let mut listed = vec![None; binding.name_count()];
                 for (name, &class) in &renamer.classes {
@@ -222,7 +232,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     pub(super) fn known(&self, name: &[u8]) -> Option<Taken> {
         match self.binding.id(name) {
             Some(id) => self.by_id[id as usize],
-            None => self.taken.get(name).copied(),
+            None => self.taken.id(name).map(|i| self.taken_as[i as usize]),
         }
     }
 
@@ -423,8 +433,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let (id, known) = match (id, key.and_then(|k| self.words.get(k))) {
             (Some(id), _) | (None, Some(Found::Id(id))) => (Some(id), self.by_id[id as usize]),
             (None, Some(Found::Taken(taken))) => (None, Some(taken)),
-            (None, None) => match self.taken.get(spelled.as_ref()) {
-                Some(&taken) => {
+            (None, None) => match self.taken.id(&spelled).map(|i| self.taken_as[i as usize]) {
+                Some(taken) => {
                     // A decision by spelling never changes once taken
                     // (but a `Pending` one, which only a name in code gets).
                     if let (Some(k), false) = (key, taken == Taken::Pending) {
@@ -641,10 +651,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 // Names without an id are comment words the binder never
                 // met: none in most texts, dozens in a commented generated
                 // one, where growing from empty rehashed it five times.
-                if self.taken.capacity() == 0 {
+                if self.taken.is_empty() {
                     make_room(&mut self.taken);
                 }
-                self.taken.insert(spelled.clone(), taken);
+                let i = self.taken.intern(spelled.clone()) as usize;
+                if i == self.taken_as.len() {
+                    self.taken_as.push(taken);
+                } else {
+                    self.taken_as[i] = taken;
+                }
             }
         }
     }
@@ -655,5 +670,15 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     fn kept_collides(&self, kept: &[u8]) -> bool {
         !self.marked
             && (is_numbered(kept, BASE_PREFIX) || self.renamer.token.as_deref() == Some(kept))
+    }
+}
+
+impl Drop for Pass<'_, '_, '_> {
+    /// Keeps the per-name lists for the thread's next text (the spellings
+    /// keep their own; the text written is the caller's).
+    fn drop(&mut self) {
+        scratch::give(std::mem::take(&mut self.by_id));
+        scratch::give(std::mem::take(&mut self.names));
+        scratch::give(std::mem::take(&mut self.taken_as));
     }
 }
