@@ -1885,3 +1885,19 @@ fn a_keys_only_backend_keys_with_an_identity_of_its_own_and_refuses_to_compile()
     let err = compile(&keys, &[k("saxpy", SAXPY)], &[]).err().unwrap();
     assert!(matches!(err, BackendError::Refused { .. }), "{err}");
 }
+
+#[test]
+fn a_debug_flag_among_the_default_flags_records_names_as_an_option_does() {
+    let hooks = Hooks::new();
+    let Some(plain) = backend_with(&hooks, |b| b) else {
+        return;
+    };
+    let Some(debug) = backend_with(&hooks, |b| b.default_flags(["-O2", "-g"])) else {
+        return;
+    };
+    let kernel = k("k", "void k(float* y) { float acc = 1; y[0] = acc; }");
+    let extras = |b: &CcBackend, o: &[&str]| b.key_extras(&kernel, &opts(o)).unwrap();
+    assert_eq!(extras(&plain, &[]).records_names, None);
+    assert!(extras(&plain, &["-ggdb"]).records_names.is_some());
+    assert!(extras(&debug, &[]).records_names.is_some());
+}

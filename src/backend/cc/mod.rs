@@ -642,7 +642,9 @@ impl Backend for CcBackend {
             macros: merged.macros,
             position_macros: merged.positional,
             uncacheable,
-            records_names: crate::backend::records_names(FAMILY, options),
+            // The compiler's own arguments (`CC="gcc -g"`) and the default
+            // flags count, not only the job's options.
+            records_names: crate::backend::records_names(FAMILY, &self.flag_list(options)),
             validity: Some(validity),
         })
     }
