@@ -294,7 +294,7 @@ fn run(what: &str, bytes: usize, n: usize) {
             "text" => renamer.canonical_text(text).len(),
             "full" => renamer.canonicalize(text).text.len(),
             "bind" => kcache::canon::bind::bind(text, None).name_count(),
-            "lex" => kcache::canon::bind::lex(text).len(),
+            "lex" => kcache::canon::bind::lex(text).tokens().len(),
             _ => panic!("run text|full|bind|lex BYTES N"),
         };
     }

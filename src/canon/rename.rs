@@ -372,7 +372,7 @@ impl Renamer {
         let fused = if scanner.quick_ahead() {
             Some(scanner)
         } else {
-            scanner.exact(text, &tokens);
+            scanner.exact(text, tokens.tokens());
             let findings = scanner.finish(text);
             if !findings.is_clean() {
                 return Err(findings);

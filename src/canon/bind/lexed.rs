@@ -1,5 +1,5 @@
 //! A text's tokens as the binder takes them: lexed once, blanks left out,
-//! and the comment-free copy the token adapter reads made on the same walk.
+//! the code the token adapter reads and the few comments kept apart.
 
 use super::spelled::spells_digraph;
 use super::typedefs::Keywords;
@@ -68,18 +68,173 @@ impl Token {
     }
 }
 
-/// A lexed text (see [`lex`]): it reads as every token but blanks,
-/// comments included, as [`crate::canon::lexer::for_each_token_spliced`]
-/// gives them.
-pub struct Lexed {
-    /// Every token but blanks, comments included; left empty when the text
-    /// has no comment, as it is then [`Lexed::code`].
-    pub(super) all: Vec<Token>,
-    /// The same without comments: what the adapter reads.
+/// A text's tokens but blanks, comments included, as
+/// [`crate::canon::lexer::for_each_token_spliced`] gives them, kept as two
+/// lists: the code (every token but comments), which the adapter reads, and
+/// the comments, each with the index in the code it stands before. Read in
+/// order through [`TokenList::tokens`], which merges the two as it goes:
+/// the code is never copied to put the comments back in (at a megabyte of
+/// text that copy wrote 3 MB beside the code's own 2.75, where neither fits
+/// a core's cache).
+#[derive(Debug, Default)]
+pub struct TokenList {
+    /// Every token but comments, in order (a kept buffer: see
+    /// [`crate::canon::scratch`]).
     pub(super) code: Vec<Token>,
+    /// Every comment, in order, with the index in [`TokenList::code`] of
+    /// the token it stands before (the code's length after the last token).
+    pub(super) comments: Vec<(usize, Token)>,
+}
+
+impl TokenList {
+    /// Every token, comments included, in order.
+    pub fn tokens(&self) -> Tokens<'_> {
+        Tokens {
+            code: &self.code,
+            from: 0,
+            comments: &self.comments,
+        }
+    }
+}
+
+impl Drop for TokenList {
+    /// Keeps the buffers for the thread's next text.
+    fn drop(&mut self) {
+        scratch::give(std::mem::take(&mut self.code));
+        scratch::give(std::mem::take(&mut self.comments));
+    }
+}
+
+/// Tokens of a [`TokenList`] in order, comments included: all of them, or
+/// those a [`TokenIter`] has yet to give ([`TokenIter::rest`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Tokens<'a> {
+    /// The whole code; those here start at `from`.
+    code: &'a [Token],
+    from: usize,
+    /// The comments here, each with its index in the whole code (at least
+    /// `from`).
+    comments: &'a [(usize, Token)],
+}
+
+impl<'a> Tokens<'a> {
+    /// How many tokens there are, comments included.
+    pub fn len(&self) -> usize {
+        self.code.len() - self.from + self.comments.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tokens that are not comments, in order.
+    pub fn code(&self) -> &'a [Token] {
+        &self.code[self.from..]
+    }
+
+    /// The tokens in order, comments merged in.
+    pub fn iter(&self) -> TokenIter<'a> {
+        let stop = self.comments.first().map_or(self.code.len(), |c| c.0);
+        debug_assert!(self.from <= stop);
+        TokenIter {
+            run: self.code[self.from..stop].iter(),
+            code: self.code,
+            comments: self.comments.iter(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for Tokens<'a> {
+    type Item = &'a Token;
+    type IntoIter = TokenIter<'a>;
+
+    fn into_iter(self) -> TokenIter<'a> {
+        self.iter()
+    }
+}
+
+/// The tokens of [`Tokens`] one by one: the code in runs between comments,
+/// so that a token costs what a slice's iterator costs, and only the end of
+/// a run looks at the comments.
+#[derive(Clone, Debug)]
+pub struct TokenIter<'a> {
+    /// The code up to the next comment (or the end).
+    run: std::slice::Iter<'a, Token>,
+    /// The whole code.
+    code: &'a [Token],
+    /// The comments not yet given, each with its index in the whole code.
+    comments: std::slice::Iter<'a, (usize, Token)>,
+}
+
+impl<'a> TokenIter<'a> {
+    /// Where the current run of code ends: at the next comment's place.
+    #[inline(always)]
+    fn stop(&self) -> usize {
+        self.comments
+            .as_slice()
+            .first()
+            .map_or(self.code.len(), |c| c.0)
+    }
+
+    /// The tokens not yet given.
+    #[inline]
+    pub fn rest(&self) -> Tokens<'a> {
+        Tokens {
+            code: self.code,
+            from: self.stop() - self.run.len(),
+            comments: self.comments.as_slice(),
+        }
+    }
+
+    /// At the end of a run: the next comment, with the run of code after it
+    /// set up (none at the end). Inlined, but marked unlikely: a walk whose
+    /// address escaped to a call of its own kept its place in memory, a
+    /// load and a store per token in the renamer's loop, and one passed to
+    /// it by value cost a copy each way per comment.
+    #[inline(always)]
+    fn comment(&mut self) -> Option<&'a Token> {
+        unlikely();
+        let (at, comment) = self.comments.next()?;
+        let stop = self.stop();
+        self.run = self.code[*at..stop].iter();
+        Some(comment)
+    }
+}
+
+impl<'a> Iterator for TokenIter<'a> {
+    type Item = &'a Token;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a Token> {
+        match self.run.next() {
+            Some(t) => Some(t),
+            None => self.comment(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest().len();
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for TokenIter<'_> {}
+
+/// Called on a path taken rarely, so that the compiler lays it out of the
+/// way of the loop around it.
+#[cold]
+#[inline(never)]
+fn unlikely() {}
+
+/// A lexed text (see [`lex`]): its tokens ([`Lexed::tokens`]) and what the
+/// binder reads of them, found on the lexing's walk.
+pub struct Lexed {
+    /// Every token but blanks, the code and the comments apart.
+    pub(super) list: TokenList,
     /// Which keywords the typedef pre-pass looks for stand in the code.
     pub(super) keywords: Keywords,
-    /// Where the directives stand in [`Lexed::code`] (a kept buffer: see
+    /// Where the directives stand in the code (a kept buffer: see
     /// [`crate::canon::scratch`]), so reading them walks no other token.
     pub(super) directives: Vec<usize>,
     /// Whether two tokens of the code spell a digraph (see
@@ -90,29 +245,22 @@ pub struct Lexed {
     pub(super) too_long: bool,
 }
 
-impl std::ops::Deref for Lexed {
-    type Target = [Token];
-
-    fn deref(&self) -> &[Token] {
-        if self.all.is_empty() {
-            &self.code
-        } else {
-            &self.all
-        }
+impl Lexed {
+    /// Every token but blanks, comments included, in order.
+    pub fn tokens(&self) -> Tokens<'_> {
+        self.list.tokens()
     }
 }
 
 impl Drop for Lexed {
     /// Keeps the buffers left here for the thread's next text.
     fn drop(&mut self) {
-        scratch::give(std::mem::take(&mut self.all));
-        scratch::give(std::mem::take(&mut self.code));
         scratch::give(std::mem::take(&mut self.directives));
     }
 }
 
 /// Lexes `text` as [`super::bind_lexed`] takes it (so a caller that also
-/// scans the tokens lexes once). The comment-free copy, the keywords the
+/// scans the tokens lexes once). The code apart from the comments, the keywords the
 /// typedef pre-pass looks for and the digraph check are made on the
 /// lexing's own walk: each was a walk of its own over the tokens.
 ///
@@ -127,8 +275,7 @@ pub fn lex(text: &[u8]) -> Lexed {
 pub(super) fn lex_within(text: &[u8], limit: usize) -> Lexed {
     if text.len() > limit.min(MAX_TEXT) {
         return Lexed {
-            all: Vec::new(),
-            code: Vec::new(),
+            list: TokenList::default(),
             keywords: Keywords::default(),
             directives: Vec::new(),
             digraphs: false,
@@ -137,9 +284,9 @@ pub(super) fn lex_within(text: &[u8], limit: usize) -> Lexed {
     }
     let mut code: Vec<Token> = scratch::take(text.len() / 4 + 1);
     // Comments are few: each is kept with the index in the code it stands
-    // before, and the full list is put together once, copying the code
-    // between them in runs (one push per token, not two). A kept buffer:
-    // grown anew for every text, it was a handful of reallocations each.
+    // before, and never merged into a list of its own (see `TokenList`). A
+    // kept buffer: grown anew for every text, it was a handful of
+    // reallocations each.
     let mut comments: Vec<(usize, Token)> = scratch::take(0);
     let mut directives: Vec<usize> = scratch::take(0);
     let mut keywords = Keywords::default();
@@ -173,21 +320,8 @@ pub(super) fn lex_within(text: &[u8], limit: usize) -> Lexed {
             }
         },
     );
-    let mut all: Vec<Token> = Vec::new();
-    if !comments.is_empty() {
-        all = scratch::take(code.len() + comments.len());
-        let mut copied = 0;
-        for (at, comment) in comments.drain(..) {
-            all.extend_from_slice(&code[copied..at]);
-            all.push(comment);
-            copied = at;
-        }
-        all.extend_from_slice(&code[copied..]);
-    }
-    scratch::give(comments);
     Lexed {
-        all,
-        code,
+        list: TokenList { code, comments },
         keywords,
         directives,
         digraphs,

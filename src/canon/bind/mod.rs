@@ -164,8 +164,9 @@ pub struct Binding<'t> {
     unparsed: Vec<(usize, usize)>,
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
-    /// Every token but blanks, comments included.
-    tokens: Vec<Token>,
+    /// Every token but blanks, comments included (the code and the
+    /// comments apart: see [`TokenList`]).
+    tokens: TokenList,
     /// The id of each identifier token in [`Binding::tokens`], in order.
     code_ids: Vec<u32>,
     /// Each name's spelling (line splices removed), by id, and the id of
@@ -270,9 +271,11 @@ impl<'t> Binding<'t> {
     /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
     /// gives them, blanks left out: the lexing the binder did, for the
     /// renamer to reuse. None for a text longer than [`MAX_TEXT`] (given
-    /// up whole, see [`Binding::whole`]).
-    pub fn tokens(&self) -> &[Token] {
-        &self.tokens
+    /// up whole, see [`Binding::whole`]). A view that merges the comments
+    /// into the code as it is read ([`Tokens::iter`]); the code alone is
+    /// [`Tokens::code`].
+    pub fn tokens(&self) -> Tokens<'_> {
+        self.tokens.tokens()
     }
 }
 
@@ -280,7 +283,6 @@ impl Drop for Binding<'_> {
     /// Keeps the token buffers and the per-name lists for the thread's next
     /// text (the binder's per-thread spares; the spellings keep their own).
     fn drop(&mut self) {
-        scratch::give(std::mem::take(&mut self.tokens));
         scratch::give(std::mem::take(&mut self.code_ids));
         scratch::give(std::mem::take(&mut self.verdicts));
         scratch::give(std::mem::take(&mut self.is_declared));
@@ -288,7 +290,7 @@ impl Drop for Binding<'_> {
     }
 }
 
-pub use lexed::{lex, Lexed, Token, MAX_TEXT};
+pub use lexed::{lex, Lexed, Token, TokenIter, TokenList, Tokens, MAX_TEXT};
 
 /// Binds `text` (see the module docs). `macros`: names that are macros where
 /// the kernel is compiled.
@@ -320,7 +322,11 @@ fn bind_with<'t>(
     let members = exempt_members(&mut a, macros);
     debug_assert_eq!(
         a.code_ids.len(),
-        a.all.iter().filter(|t| t.kind == TokenKind::Ident).count()
+        a.all
+            .tokens()
+            .iter()
+            .filter(|t| t.kind == TokenKind::Ident)
+            .count()
     );
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();

@@ -476,3 +476,49 @@ fn a_text_over_the_limit_is_given_up_whole() {
     assert_eq!(std::mem::size_of::<tokens::Ident>(), 12);
     assert_eq!(std::mem::size_of::<(u32, Tok, u32)>(), 12);
 }
+
+/// The binder's token list reads as the lexer's tokens with blanks left out,
+/// comments merged into the code where they stand (at the start, in a row,
+/// at the end, unterminated), and what a walk has yet to give is the tail
+/// of that list at every point: the renamer's walk and the dialect scan it
+/// feeds read nothing else.
+#[test]
+fn the_token_list_reads_as_the_lexing() {
+    let texts: [&[u8]; 6] = [
+        b"/*a*/ int /*b*/ /*c*/ x; // d\n y.z /* e",
+        b"int x; a->b;",
+        b"",
+        b"// only",
+        b"/*1*//*2*/",
+        b"a /*b*/\n#define c /*d*/ e\n",
+    ];
+    for text in texts {
+        let mut want = Vec::new();
+        crate::canon::lexer::for_each_token_spliced(text, |kind, span, spliced| {
+            if kind != TokenKind::Whitespace {
+                want.push(Token::new(kind, span, spliced));
+            }
+        });
+        let lexed = lexed::lex(text);
+        let all = lexed.tokens();
+        assert_eq!(all.len(), want.len());
+        assert_eq!(all.is_empty(), want.is_empty());
+        let mut walk = all.iter();
+        for k in 0..=want.len() {
+            let rest = walk.rest();
+            assert_eq!(walk.len(), want.len() - k);
+            assert_eq!(rest.len(), want.len() - k);
+            assert_eq!(rest.iter().copied().collect::<Vec<_>>(), want[k..]);
+            let code: Vec<_> = want[k..]
+                .iter()
+                .filter(|t| !t.kind.is_comment())
+                .copied()
+                .collect();
+            assert_eq!(rest.code(), code);
+            assert_eq!(walk.next(), want.get(k));
+        }
+        assert_eq!(walk.next(), None);
+        let bound = bind_lexed(text, lexed, None);
+        assert_eq!(bound.tokens().iter().copied().collect::<Vec<_>>(), want);
+    }
+}

@@ -113,7 +113,7 @@ pub struct Adapted<'t> {
     pub names: Spellings<'t>,
     /// Every token but blanks (comments included), for the renamer: one
     /// lexing serves both.
-    pub all: Vec<Token>,
+    pub all: super::TokenList,
     /// Names met where no renaming may reach: directives, attribute and
     /// `asm` text, `_Pragma` strings.
     pub opaque: Vec<(Cow<'t, [u8]>, Reason)>,
@@ -142,15 +142,15 @@ pub fn adapt<'t>(
     // The tokens the grammar may see (comments dropped), the keywords the
     // typedef pre-pass looks for and whether digraphs stand in the code:
     // found on the lexing's walk.
-    let raw = std::mem::take(&mut lexed.code);
-    let all = std::mem::take(&mut lexed.all);
+    let raw = std::mem::take(&mut lexed.list.code);
+    let comments = std::mem::take(&mut lexed.list.comments);
     let (keywords, digraphs) = (lexed.keywords, lexed.digraphs);
     let too_long = lexed.too_long;
     let mut a = Adapted {
         toks: scratch::take(raw.len()),
         // About one distinct name per 64 bytes in generated kernels.
         names: Spellings::take(text.len() / 64 + 16),
-        all: Vec::new(),
+        all: super::TokenList::default(),
         idents: scratch::take(raw.len() / 2),
         code_ids: scratch::take(raw.len() / 2),
         opaque: Vec::new(),
@@ -500,13 +500,10 @@ pub fn adapt<'t>(
     }
     short.give();
     scratch::give(info);
-    // Without comments, the code is every token (see [`super::Lexed::all`]).
-    if all.is_empty() {
-        a.all = raw;
-    } else {
-        a.all = all;
-        scratch::give(raw);
-    }
+    a.all = super::TokenList {
+        code: raw,
+        comments,
+    };
     a
 }
 
@@ -516,7 +513,7 @@ impl<'t> Adapted<'t> {
     pub(super) fn give_back(&mut self) {
         scratch::give(std::mem::take(&mut self.toks));
         scratch::give(std::mem::take(&mut self.idents));
-        scratch::give(std::mem::take(&mut self.all));
+        drop(std::mem::take(&mut self.all));
         scratch::give(std::mem::take(&mut self.code_ids));
     }
 

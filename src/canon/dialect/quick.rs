@@ -117,8 +117,10 @@ impl Scanner<'_> {
     }
 
     /// Tokens of a lexing, blanks left out, that follow those given to
-    /// [`Scanner::quick`] (all of them, when none was).
-    pub fn exact(&mut self, text: &[u8], tokens: &[Token]) {
+    /// [`Scanner::quick`] (all of them, when none was): a slice, or the
+    /// binder's [`crate::canon::bind::Tokens`], which keeps the comments
+    /// apart from the code.
+    pub fn exact<'a>(&mut self, text: &[u8], tokens: impl IntoIterator<Item = &'a Token>) {
         for t in tokens {
             let (kind, span, spliced) = (t.kind, t.range(), t.spliced);
             match kind {

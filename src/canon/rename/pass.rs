@@ -4,7 +4,7 @@ use super::names::{increment_decimal, is_numbered};
 use super::out::{Out, RUN};
 use super::words::{Found, Words};
 use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
-use crate::canon::bind::Token;
+use crate::canon::bind::{Token, TokenIter, Tokens};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
 use crate::canon::scratch;
@@ -31,40 +31,32 @@ pub(in crate::canon) enum Taken {
     },
 }
 
-/// Gives the dialect scan riding along a pass the `k`th token (neither a
-/// name, a punctuator, a number, a well-formed comment nor a member
-/// operator); once it needs every later token at once, gives it those and
-/// moves it to `scanned`.
+/// Gives the dialect scan riding along a pass the token `t` the walk `rest`
+/// just gave (neither a name, a punctuator, a number, a well-formed comment
+/// nor a member operator); once it needs every later token at once, gives
+/// it those and moves it to `scanned`.
 fn feed<'m>(
     scan: &mut Option<Scanner<'m>>,
     scanned: &mut Option<Scanner<'m>>,
     text: &[u8],
-    tokens: &[Token],
-    k: usize,
+    t: Token,
+    rest: &TokenIter<'_>,
 ) {
     if let Some(s) = scan {
-        let t = tokens[k];
         if !s.quick_other(text, t.kind, &t.range(), t.spliced) {
-            s.exact(text, &tokens[k + 1..]);
+            s.exact(text, rest.rest());
             *scanned = scan.take();
         }
     }
 }
 
-/// Where the name right after `tokens[k]` (comments may stand between)
-/// starts, if a name is next; else `usize::MAX`. After a member operator
-/// that name is a member.
+/// Where the first name of `rest` (comments may stand before it) starts, if
+/// a name is first; else `usize::MAX`. After a member operator that name is
+/// a member.
 #[inline(never)]
-fn name_after(tokens: &[Token], k: usize) -> usize {
-    let next = tokens[k + 1..].iter().find(|t| {
-        !matches!(
-            t.kind,
-            TokenKind::Whitespace
-                | TokenKind::LineComment
-                | TokenKind::BlockComment
-                | TokenKind::UnterminatedComment
-        )
-    });
+fn name_after(rest: Tokens<'_>) -> usize {
+    // Comments are skipped: the code alone is looked at.
+    let next = rest.code().iter().find(|t| t.kind != TokenKind::Whitespace);
     match next {
         Some(t) if t.kind == TokenKind::Ident => t.start(),
         _ => usize::MAX,
@@ -77,7 +69,7 @@ fn name_after(tokens: &[Token], k: usize) -> usize {
 /// of its kind rather than the walk's `match`).
 #[inline(always)]
 fn next_wanted<'a>(
-    rest: &mut std::slice::Iter<'a, Token>,
+    rest: &mut TokenIter<'a>,
     text: &[u8],
     scan: &mut Option<Scanner<'_>>,
 ) -> Option<&'a Token> {
@@ -305,12 +297,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut scan_names = scan.as_ref().is_some_and(|s| {
             (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
         });
+        // The code in runs, each comment given where it stands (the binder
+        // keeps the two apart: see `TokenList`).
         let mut rest = tokens.iter();
         while let Some(&token) = next_wanted(&mut rest, text, &mut scan) {
             let (kind, span, spliced) = (token.kind, &token.range(), token.spliced);
-            // The token's index, worked out only where it is needed: no
-            // counter kept through the loop.
-            let k = || tokens.len() - rest.len() - 1;
             match kind {
                 TokenKind::Ident => {
                     let id = ids.next().copied();
@@ -330,7 +321,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                             // `a.template f<T>()`: the member is the name
                             // after `template`.
                             after_op_at = match &text[span.clone()] {
-                                b"template" => name_after(tokens, k()),
+                                b"template" => name_after(rest.rest()),
                                 _ => usize::MAX,
                             };
                         }
@@ -361,17 +352,17 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                     self.comment(&mut w, span.start, span.end)
                 }
                 TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
-                    after_op_at = name_after(tokens, k());
+                    after_op_at = name_after(rest.rest());
                     member_at = declarator_at.min(after_op_at);
                 }
                 TokenKind::Whitespace => {}
                 TokenKind::UnterminatedComment => {
-                    feed(&mut scan, &mut scanned, text, tokens, k());
+                    feed(&mut scan, &mut scanned, text, token, &rest);
                     scan_names &= scan.is_some();
                     self.comment(&mut w, span.start, span.end)
                 }
                 _ => {
-                    feed(&mut scan, &mut scanned, text, tokens, k());
+                    feed(&mut scan, &mut scanned, text, token, &rest);
                     scan_names &= scan.is_some();
                 }
             }
