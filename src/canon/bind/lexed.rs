@@ -177,6 +177,14 @@ impl<'a> TokenIter<'a> {
             .map_or(self.code.len(), |c| c.0)
     }
 
+    /// The code up to the next comment not yet given (or the end): a walk
+    /// may take it token by token before asking [`TokenIter::next`] for
+    /// the comment.
+    #[inline(always)]
+    pub fn code_run(&mut self) -> &mut std::slice::Iter<'a, Token> {
+        &mut self.run
+    }
+
     /// The tokens not yet given.
     #[inline]
     pub fn rest(&self) -> Tokens<'a> {

@@ -69,7 +69,7 @@ fn name_after(rest: Tokens<'_>) -> usize {
 /// of its kind rather than the walk's `match`).
 #[inline(always)]
 fn next_wanted<'a>(
-    rest: &mut TokenIter<'a>,
+    rest: &mut std::slice::Iter<'a, Token>,
     text: &[u8],
     scan: &mut Option<Scanner<'_>>,
 ) -> Option<&'a Token> {
@@ -297,75 +297,85 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         let mut scan_names = scan.as_ref().is_some_and(|s| {
             (0..binding.name_count() as u32).any(|id| s.quick_wants_name(binding.name(id)))
         });
-        // The code in runs, each comment given where it stands (the binder
-        // keeps the two apart: see `TokenList`).
+        // The code in runs, each comment taken where it stands (the binder
+        // keeps the two apart: see `TokenList`). A loop per run: one loop
+        // that a comment also entered cost a register copy per token.
         let mut rest = tokens.iter();
-        while let Some(&token) = next_wanted(&mut rest, text, &mut scan) {
-            let (kind, span, spliced) = (token.kind, &token.range(), token.spliced);
-            match kind {
-                TokenKind::Ident => {
-                    let id = ids.next().copied();
-                    if scan_names {
-                        if let Some(s) = &mut scan {
-                            s.quick_name(text, span, spliced);
+        loop {
+            while let Some(&token) = next_wanted(rest.code_run(), text, &mut scan) {
+                let (kind, span, spliced) = (token.kind, &token.range(), token.spliced);
+                match kind {
+                    TokenKind::Ident => {
+                        let id = ids.next().copied();
+                        if scan_names {
+                            if let Some(s) = &mut scan {
+                                s.quick_name(text, span, spliced);
+                            }
                         }
+                        let member = span.start == member_at;
+                        if member {
+                            if span.start == declarator_at {
+                                next_declarator += 1;
+                                declarator_at =
+                                    members.get(next_declarator).copied().unwrap_or(usize::MAX);
+                            }
+                            if span.start == after_op_at {
+                                // `a.template f<T>()`: the member is the name
+                                // after `template`.
+                                after_op_at = match &text[span.clone()] {
+                                    b"template" => name_after(rest.rest()),
+                                    _ => usize::MAX,
+                                };
+                            }
+                            member_at = declarator_at.min(after_op_at);
+                        }
+                        // The common case, a name in code whose decision is
+                        // taken: what `name` would do, without its spelling.
+                        if let (Some(id), false) = (id, member || collecting) {
+                            match self.by_id[id as usize] {
+                                Some(Taken::Keep { collides }) => {
+                                    self.collision |= collides;
+                                    continue;
+                                }
+                                Some(Taken::Renamed { from, to }) => {
+                                    w.replace(
+                                        text,
+                                        (span.start, span.end),
+                                        &self.names,
+                                        (from, to),
+                                    );
+                                    continue;
+                                }
+                                None => {
+                                    self.first_in_code(&mut w, id, span.start, span.end);
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
+                        self.name(&mut w, span.start, span.end, member, spliced, id);
                     }
-                    let member = span.start == member_at;
-                    if member {
-                        if span.start == declarator_at {
-                            next_declarator += 1;
-                            declarator_at =
-                                members.get(next_declarator).copied().unwrap_or(usize::MAX);
-                        }
-                        if span.start == after_op_at {
-                            // `a.template f<T>()`: the member is the name
-                            // after `template`.
-                            after_op_at = match &text[span.clone()] {
-                                b"template" => name_after(rest.rest()),
-                                _ => usize::MAX,
-                            };
-                        }
+                    TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
+                        after_op_at = name_after(rest.rest());
                         member_at = declarator_at.min(after_op_at);
                     }
-                    // The common case, a name in code whose decision is
-                    // taken: what `name` would do, without its spelling.
-                    if let (Some(id), false) = (id, member || collecting) {
-                        match self.by_id[id as usize] {
-                            Some(Taken::Keep { collides }) => {
-                                self.collision |= collides;
-                                continue;
-                            }
-                            Some(Taken::Renamed { from, to }) => {
-                                w.replace(text, (span.start, span.end), &self.names, (from, to));
-                                continue;
-                            }
-                            None => {
-                                self.first_in_code(&mut w, id, span.start, span.end);
-                                continue;
-                            }
-                            _ => {}
-                        }
+                    TokenKind::Whitespace => {}
+                    // No comment is in a run of code.
+                    _ => {
+                        feed(&mut scan, &mut scanned, text, token, &rest);
+                        scan_names &= scan.is_some();
                     }
-                    self.name(&mut w, span.start, span.end, member, spliced, id);
-                }
-                TokenKind::LineComment | TokenKind::BlockComment => {
-                    self.comment(&mut w, span.start, span.end)
-                }
-                TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
-                    after_op_at = name_after(rest.rest());
-                    member_at = declarator_at.min(after_op_at);
-                }
-                TokenKind::Whitespace => {}
-                TokenKind::UnterminatedComment => {
-                    feed(&mut scan, &mut scanned, text, token, &rest);
-                    scan_names &= scan.is_some();
-                    self.comment(&mut w, span.start, span.end)
-                }
-                _ => {
-                    feed(&mut scan, &mut scanned, text, token, &rest);
-                    scan_names &= scan.is_some();
                 }
             }
+            // The run ended at a comment, or at the end.
+            let Some(&comment) = rest.next() else {
+                break;
+            };
+            if comment.kind == TokenKind::UnterminatedComment {
+                feed(&mut scan, &mut scanned, text, comment, &rest);
+                scan_names &= scan.is_some();
+            }
+            self.comment(&mut w, comment.start(), comment.end());
         }
         self.out = w.finish(text);
         let whole = self.binding.whole.is_some();
