@@ -1,9 +1,8 @@
 //! Buffers kept from one text to the next, per thread: the binder's and the
 //! renamer's.
 //!
-//! A text's lexing, its comment-free copy, the grammar's terminals and the
-//! identifier list are each about 24 bytes per token: for a 16 KiB kernel
-//! about 100 KiB apiece. Allocated and freed anew for every text, they leave
+//! A text's code tokens, the grammar's terminals and the identifier list
+//! are each 12 bytes per token: for a 16 KiB kernel some 40 KiB apiece. Allocated and freed anew for every text, they leave
 //! the allocator freeing its heap's top back to the system and faulting it
 //! in again, call after call, depending on the order the frees come in: a
 //! cost that dwarfs their use. The per-name and per-declaration lists (the
@@ -24,8 +23,10 @@ use std::cell::RefCell;
 /// The largest buffer kept (in bytes of capacity).
 pub const KEEP: usize = 8 << 20;
 
-/// How many spare buffers of one kind are kept unless the kind says (a text
-/// needs two lexings' worth at once: the tokens and their comment-free copy).
+/// How many spare buffers of one kind are kept unless the kind says (two: a
+/// text once held two lexings' worth at once, the code and a copy with the
+/// comments merged in, and a second spare costs nothing while no text needs
+/// it).
 const SPARES: usize = 2;
 
 /// The fewest slots a kept table may be sized for: see [`give_table`].
