@@ -95,6 +95,15 @@ impl TokenList {
             comments: &self.comments,
         }
     }
+
+    /// How many names the code holds (what the binder checks its ids
+    /// against).
+    pub(super) fn idents(&self) -> usize {
+        self.code
+            .iter()
+            .filter(|t| t.kind == TokenKind::Ident)
+            .count()
+    }
 }
 
 impl Drop for TokenList {

@@ -74,7 +74,6 @@ mod kernel {
     include!(concat!(env!("OUT_DIR"), "/kernel.rs"));
 }
 
-use crate::canon::lexer::TokenKind;
 use crate::canon::scratch;
 use crate::canon::spellings::Spellings;
 use sink::{DeclKind, Sink, PENDING};
@@ -164,8 +163,7 @@ pub struct Binding<'t> {
     unparsed: Vec<(usize, usize)>,
     /// Names of the functions the text defines (in items that parsed).
     functions: Vec<Cow<'t, [u8]>>,
-    /// Every token but blanks, comments included (the code and the
-    /// comments apart: see [`TokenList`]).
+    /// Every token but blanks, comments included (see [`TokenList`]).
     tokens: TokenList,
     /// The id of each identifier token in [`Binding::tokens`], in order.
     code_ids: Vec<u32>,
@@ -271,9 +269,8 @@ impl<'t> Binding<'t> {
     /// The text's tokens as [`crate::canon::lexer::for_each_token_spliced`]
     /// gives them, blanks left out: the lexing the binder did, for the
     /// renamer to reuse. None for a text longer than [`MAX_TEXT`] (given
-    /// up whole, see [`Binding::whole`]). A view that merges the comments
-    /// into the code as it is read ([`Tokens::iter`]); the code alone is
-    /// [`Tokens::code`].
+    /// up whole, see [`Binding::whole`]). A view: the comments are merged
+    /// into the code as it is read ([`Tokens::iter`]).
     pub fn tokens(&self) -> Tokens<'_> {
         self.tokens.tokens()
     }
@@ -320,14 +317,7 @@ fn bind_with<'t>(
 ) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
     let members = exempt_members(&mut a, macros);
-    debug_assert_eq!(
-        a.code_ids.len(),
-        a.all
-            .tokens()
-            .iter()
-            .filter(|t| t.kind == TokenKind::Ident)
-            .count()
-    );
+    debug_assert_eq!(a.code_ids.len(), a.all.idents());
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();
     binding.tokens = std::mem::take(&mut a.all);

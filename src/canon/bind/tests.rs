@@ -1,4 +1,5 @@
 use super::*;
+use crate::canon::lexer::TokenKind;
 
 fn verdict(text: &str, name: &str) -> Result<(), Reason> {
     bind(text.as_bytes(), None).verdict(name.as_bytes())
