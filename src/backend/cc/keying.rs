@@ -41,6 +41,10 @@ pub(crate) struct Base {
     /// Every macro defined before the first kernel, and the options' names.
     pub defines: Arc<macros::Seed>,
     pub uncacheable: Option<String>,
+    /// Whether a flag asks for debug information (see
+    /// [`crate::backend::records_names`]), read over the whole flag list:
+    /// the compiler's own arguments and the default flags count too.
+    pub records_names: Option<String>,
     parts: Vec<Arc<Closure>>,
     validation: Validation,
 }
@@ -232,6 +236,7 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         files,
         defines: Arc::new(macros::Seed::with_predefined(seed, defines)),
         uncacheable,
+        records_names: crate::backend::records_names(super::FAMILY, &inputs.flag_list),
         parts: vec![forced, prelude.closure],
         validation: Validation::new(watch, clock),
         search,

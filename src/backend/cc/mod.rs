@@ -635,6 +635,7 @@ impl Backend for CcBackend {
         // The extras are a function of the base and the closure (and the
         // text): they hold while both do, re-stat-ed once per keying batch.
         let digests = vec![base.digest, scanned.closure.digest];
+        let records_names = base.records_names.clone();
         let closure = Arc::clone(&scanned.closure);
         let validity = KeyValidity::new(move || base.holds() && closure.holds());
         Ok(KeyExtras {
@@ -642,9 +643,7 @@ impl Backend for CcBackend {
             macros: merged.macros,
             position_macros: merged.positional,
             uncacheable,
-            // The compiler's own arguments (`CC="gcc -g"`) and the default
-            // flags count, not only the job's options.
-            records_names: crate::backend::records_names(FAMILY, &self.flag_list(options)),
+            records_names,
             validity: Some(validity),
         })
     }
