@@ -28,6 +28,21 @@ fn write_wrapper(path: &Path, extra: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// The outcome `command` (the CLI) gives its first kernel as
+/// `compile --json --dir STORE ARGS`, the store's settings its own.
+fn outcome(command: &mut Command, store: &Path, args: &[std::ffi::OsString]) -> serde_json::Value {
+    let out = command
+        .args(["compile", "--json", "--dir"])
+        .arg(store)
+        .args(args)
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_MAX_BYTES")
+        .env_remove("KCACHE_LOG")
+        .output()
+        .unwrap();
+    json(&out)["kernels"][0]["outcome"].clone()
+}
+
 #[test]
 fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
     if !have_cc() {
@@ -55,17 +70,11 @@ fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
     // in which a change cannot be told apart: the warm hit below uses them.
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let compile = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
-            .args(["compile", "--json", "--dir"])
-            .arg(&store)
-            .arg(src.join("k.c"))
-            .env("CC", &cc)
-            .env_remove("KCACHE_STORE")
-            .env_remove("KCACHE_MAX_BYTES")
-            .env_remove("KCACHE_LOG")
-            .output()
-            .unwrap();
-        json(&out)["kernels"][0]["outcome"].clone()
+        outcome(
+            Command::new(env!("CARGO_BIN_EXE_kcache")).env("CC", &cc),
+            &store,
+            &[src.join("k.c").into()],
+        )
     };
     assert_eq!(compile(), "compiled");
     assert_eq!(compile(), "stored", "a warm hit");
@@ -171,4 +180,86 @@ fn a_kernel_loaded_by_the_cli_binds_nothing_to_the_cli() {
         );
         assert!(line.contains("libm.so"), "not bound to libm: {line}");
     }
+}
+
+/// The headers a kernel includes are kept across processes as one closure
+/// (`includes/kept.rs`), checked by stat: a warm hit reads none of them, yet
+/// a header that appears earlier in the search path, one edited in place and
+/// a damaged record each give the answer a fresh scan gives.
+#[test]
+fn a_kept_header_closure_rests_on_every_header_and_missed_directory() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (store, src, early, late) = (
+        t.path().join("store"),
+        t.path().join("src"),
+        t.path().join("i1"),
+        t.path().join("i2"),
+    );
+    for d in [&src, &early, &late] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(
+        late.join("h.h"),
+        "#include \"deep.h\"\n#define SCALE DEEP\n",
+    )
+    .unwrap();
+    std::fs::write(late.join("deep.h"), "#define DEEP 2.0f\n").unwrap();
+    std::fs::write(
+        src.join("k.c"),
+        "#include <math.h>\n#include <h.h>\nvoid k(float* y, int n) { for (int i = 0; i < n; i++) y[i] = sqrtf(y[i]) * SCALE; }\n",
+    )
+    .unwrap();
+    // Closures are kept only when every file is older than the stat window.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let args: Vec<std::ffi::OsString> = vec![
+        format!("--option=-I{}", early.display()).into(),
+        format!("--option=-I{}", late.display()).into(),
+        src.join("k.c").into(),
+    ];
+    let compile = || {
+        outcome(
+            &mut Command::new(env!("CARGO_BIN_EXE_kcache")),
+            &store,
+            &args,
+        )
+    };
+    let closures = || {
+        std::fs::read_dir(store.join("compilers"))
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with("closure-"))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(compile(), "compiled");
+    assert_eq!(compile(), "stored", "a warm hit");
+    assert!(!closures().is_empty(), "the header closure is kept");
+
+    // A header appearing earlier in the search path is read instead.
+    std::fs::write(early.join("h.h"), "#define SCALE 3.0f\n").unwrap();
+    assert_eq!(compile(), "compiled", "a shadowing header is not a hit");
+    std::fs::remove_file(early.join("h.h")).unwrap();
+    assert_eq!(compile(), "stored", "the first answer again");
+
+    // A header edited in place, to the same size.
+    std::fs::write(late.join("deep.h"), "#define DEEP 4.0f\n").unwrap();
+    assert_eq!(compile(), "compiled", "an edited header is not a hit");
+    assert_eq!(compile(), "stored");
+
+    // Damaged records are no records.
+    for p in closures() {
+        let mut b = std::fs::read(&p).unwrap();
+        let mid = b.len() / 2;
+        b[mid] ^= 1;
+        std::fs::write(&p, b).unwrap();
+    }
+    assert_eq!(compile(), "stored", "a damaged record only means a scan");
 }

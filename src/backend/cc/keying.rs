@@ -107,7 +107,8 @@ pub(crate) fn base(inputs: Inputs<'_>) -> Result<Base, BackendError> {
         &inputs.flags,
         inputs.source_dir,
         &inputs.compiler.include_dirs,
-    );
+    )
+    .kept_in(inputs.compiler.probe_cache.as_ref().map(|(d, _)| d.clone()));
     let forced = includes::scan_forced(&search, &inputs.flags).map_err(super::scan_error)?;
     let prelude = includes::scan_text(
         &search,

@@ -119,6 +119,7 @@ mod options;
 mod probe_cache;
 mod program;
 mod render;
+mod wire;
 
 pub use builder::CcBuilder;
 use compiler::Compiler;

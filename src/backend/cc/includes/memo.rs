@@ -377,6 +377,20 @@ impl Validation {
         }
     }
 
+    /// A validation over `entries` read from a kept record, when every one
+    /// is as it was and none too recent (stat-ed now, or earlier in this
+    /// batch: after `clock` was read either way).
+    pub(crate) fn loaded(
+        entries: Vec<(PathBuf, Option<StatId>)>,
+        clock: u64,
+    ) -> Option<Validation> {
+        let start = BATCH.with(Cell::get).map(|b| b.start);
+        let holds = entries
+            .iter()
+            .all(|(p, id)| stat_in_batch(start, p) == *id && !id.is_some_and(|i| i.is_recent()));
+        holds.then(|| Validation::new(entries, clock))
+    }
+
     /// Whether everything the result was computed from is still as it was.
     pub(crate) fn holds(&self) -> bool {
         // Checked (or computed) since the batch began: every stat it rests

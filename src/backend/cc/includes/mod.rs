@@ -76,13 +76,16 @@ use crate::canon::lexer::{lex, TokenKind};
 use crate::key::{Digest, PartsHasher};
 
 mod directive;
+mod kept;
+mod lookup;
 pub(crate) mod memo;
 mod spelled;
 
 pub(crate) use spelled::{assembler_file_read, time_macro};
 
 pub(crate) use directive::{parse_directive, Body, Define, RefKind, Reference};
-use memo::{StatId, Validation};
+use lookup::{Found, Lookup};
+use memo::Validation;
 
 /// GCC's default limit on `#include` nesting.
 const MAX_DEPTH: usize = 200;
@@ -121,10 +124,6 @@ fn path_bytes(path: &Path) -> &[u8] {
     path.as_os_str().as_encoded_bytes()
 }
 
-fn is_file(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_file())
-}
-
 /// One directory of the search chain.
 #[derive(Clone, Debug)]
 struct Dir {
@@ -145,6 +144,8 @@ pub(crate) struct Search {
     tu_dir: Option<PathBuf>,
     /// Digest of all of the above: closures are memoized under it.
     id: Digest,
+    /// Where closures are kept across processes (see `kept.rs`), if anywhere.
+    kept: Option<PathBuf>,
 }
 
 impl Search {
@@ -176,6 +177,7 @@ impl Search {
             cwd: cwd.to_path_buf(),
             tu_dir: None,
             id: Digest([0; 32]),
+            kept: None,
         };
         s.id = s.digest();
         s
@@ -187,6 +189,13 @@ impl Search {
     pub(crate) fn with_tu_dir(mut self, dir: PathBuf) -> Search {
         self.tu_dir = Some(dir);
         self.id = self.digest();
+        self
+    }
+
+    /// The same search, its closures kept in `dir` across processes (the
+    /// compilers folder): what is kept does not change what is found.
+    pub(crate) fn kept_in(mut self, dir: Option<PathBuf>) -> Search {
+        self.kept = dir;
         self
     }
 
@@ -316,13 +325,6 @@ struct Origin {
     label: String,
 }
 
-/// A reference resolved to a file.
-struct Found {
-    path: PathBuf,
-    pos: Option<usize>,
-    compiler: bool,
-}
-
 struct Scanner<'a> {
     search: &'a Search,
     h: PartsHasher,
@@ -331,8 +333,7 @@ struct Scanner<'a> {
     uncacheable: Option<String>,
     /// Files already digested, by canonical path; `true` for embedded data.
     seen: HashSet<(bool, PathBuf)>,
-    watch: Vec<(PathBuf, Option<StatId>)>,
-    watched: HashSet<PathBuf>,
+    lookup: Lookup,
 }
 
 fn record(tag: &str, kind: RefKind, path: &Path, contents: Option<&[u8]>) -> Digest {
@@ -352,63 +353,13 @@ impl Scanner<'_> {
         self.h.part(d.as_bytes());
     }
 
-    /// Remembers that `path` was probed and is not there: the directory its
-    /// creation would change is part of the validation.
-    fn missed(&mut self, path: &Path) {
-        if let Some((dir, id)) = memo::watch_dir(path) {
-            if self.watched.insert(dir.clone()) {
-                self.watch.push((dir, id));
-            }
-        }
-    }
-
     fn probe(&mut self, path: &Path) -> bool {
-        let found = is_file(path);
-        if !found {
-            self.missed(path);
-        }
-        found
+        self.lookup.probe(path)
     }
 
     fn resolve(&mut self, r: &Reference, from: &Origin) -> Option<Found> {
-        let name = path_from_bytes(&r.name);
-        if name.is_absolute() {
-            return self.probe(&name).then_some(Found {
-                path: name,
-                pos: None,
-                compiler: false,
-            });
-        }
-        let after = if r.kind.is_next() {
-            from.pos.map(|p| p + 1)
-        } else {
-            None
-        };
-        if !r.angled && after.is_none() {
-            if let Some(dir) = &from.dir {
-                let path = dir.join(&name);
-                if self.probe(&path) {
-                    return Some(Found {
-                        path,
-                        pos: None,
-                        compiler: from.compiler,
-                    });
-                }
-            }
-        }
-        let start = after.unwrap_or(if r.angled { self.search.bracket } else { 0 });
-        let search = self.search;
-        for (i, d) in search.chain.iter().enumerate().skip(start) {
-            let path = d.path.join(&name);
-            if self.probe(&path) {
-                return Some(Found {
-                    path,
-                    pos: Some(i),
-                    compiler: d.compiler,
-                });
-            }
-        }
-        None
+        let (search, dir) = (self.search, from.dir.as_deref());
+        self.lookup.resolve(search, r, dir, from.pos, from.compiler)
     }
 
     fn read(&mut self, path: &Path) -> Result<Arc<memo::FileInfo>, ScanError> {
@@ -416,15 +367,13 @@ impl Scanner<'_> {
             path: path.to_path_buf(),
             source,
         })?;
-        if self.watched.insert(path.to_path_buf()) {
-            self.watch.push((path.to_path_buf(), Some(id)));
-        }
+        self.lookup.watch(path, Some(id));
         Ok(info)
     }
 
     /// Whether `path` is digested for the first time.
     fn first_visit(&mut self, data: bool, path: &Path) -> bool {
-        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let canonical = self.lookup.canonical(path);
         let first = self.seen.insert((data, canonical.clone()));
         if first {
             self.files.push(canonical);
@@ -663,6 +612,18 @@ fn closure(search: &Search, roots: &[Root], guarded: bool) -> Result<Arc<Closure
         }
     }
     let clock = memo::now();
+    let kept = search
+        .kept
+        .as_deref()
+        .and_then(|dir| kept::load(dir, &key, clock));
+    if let Some(c) = kept {
+        let c = Arc::new(c);
+        closures()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, Arc::clone(&c));
+        return Ok(c);
+    }
     let mut s = Scanner {
         search,
         h: PartsHasher::new(),
@@ -670,8 +631,7 @@ fn closure(search: &Search, roots: &[Root], guarded: bool) -> Result<Arc<Closure
         defines: Vec::new(),
         uncacheable: None,
         seen: HashSet::new(),
-        watch: Vec::new(),
-        watched: HashSet::new(),
+        lookup: Lookup::default(),
     };
     s.h.part("kcache-cc-closure");
     let tu = Origin::tu(search.tu_dir.clone(), "");
@@ -697,8 +657,11 @@ fn closure(search: &Search, roots: &[Root], guarded: bool) -> Result<Arc<Closure
         files: s.files,
         defines: s.defines,
         uncacheable: s.uncacheable,
-        validation: Validation::new(s.watch, clock),
+        validation: Validation::new(s.lookup.watch, clock),
     });
+    if let Some(dir) = &search.kept {
+        kept::save(dir, &key, &c);
+    }
     closures()
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -4,20 +4,14 @@
 //! microseconds on them, not the tenth of a millisecond JSON and the
 //! listing's lexing took.
 //!
-//! Layout: [`MAGIC`], then the fields of [`super::File`] in order, every
-//! number a little-endian `u64`, every byte string its length then its
-//! bytes, every list its length then its items; last, the xxh3-64 of all
-//! that precedes it. Anything that does not decode exactly (another
-//! magic, a short or long file, a count larger than the bytes left, a bad
-//! checksum) is no record: the caller probes again.
+//! Layout: [`MAGIC`], then the fields of [`super::File`] in order, in the
+//! encoding of [`super::super::wire`]. Anything that does not decode
+//! exactly (another magic, a short or long file, a count larger than the
+//! bytes left, a bad checksum) is no record: the caller probes again.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt as _;
-use std::path::{Path, PathBuf};
-
-use super::super::includes::memo::StatId;
-use super::super::includes::{Body, Define};
+use super::super::includes::Define;
 use super::super::macros::Predefined;
+use super::super::wire::{sealed, unsealed, Reader, Writer};
 use super::{Answers, File, PathList};
 use crate::canon::MacroNames;
 
@@ -40,10 +34,7 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     }
     for d in &p.bodied {
         w.bytes(&d.name);
-        w.u64(d.body.len() as u64);
-        for b in d.body.iter() {
-            w.bytes(b);
-        }
+        w.body(&d.body);
     }
     w.list(&a.read, |w, p| w.path(p));
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
@@ -52,13 +43,7 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     w.u64(file.watch.len() as u64);
     for (p, id) in file.watch.iter() {
         w.path(p);
-        match id {
-            Some(id) => {
-                w.u64(1);
-                w.stat(id);
-            }
-            None => w.u64(0),
-        }
+        w.stat_or_absent(id);
     }
     w.u64(file.digests.len() as u64);
     for (p, (id, d)) in file.digests.iter() {
@@ -66,20 +51,14 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
         w.stat(id);
         w.0.extend_from_slice(d);
     }
-    let sum = crate::checksum::xxh3_64(&w.0);
-    w.u64(sum);
-    w.0
+    sealed(w.0)
 }
 
 /// The file `bytes` record, or `None` when they are not exactly one.
 pub(super) fn decode(bytes: &[u8]) -> Option<File> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    if crate::checksum::xxh3_64(body) != u64::from_le_bytes(sum.try_into().ok()?) {
-        return None;
-    }
-    let mut r = Reader(body.strip_prefix(MAGIC.as_slice())?);
+    let mut r = Reader(unsealed(bytes)?.strip_prefix(MAGIC.as_slice())?);
     let key = String::from_utf8(r.bytes()?.to_vec()).ok()?;
-    let defines = r.predefined()?;
+    let defines = predefined(&mut r)?;
     let read = r.list(Reader::path)?;
     let link_line = r.list(|r| String::from_utf8(r.bytes()?.to_vec()).ok())?;
     let linked = r.list(Reader::path)?;
@@ -88,12 +67,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     let mut watch = PathList::with_capacity(n);
     for _ in 0..n {
         let p = r.bytes()?;
-        let id = match r.u64()? {
-            0 => None,
-            1 => Some(r.stat()?),
-            _ => return None,
-        };
-        watch.push(p, id);
+        watch.push(p, r.stat_or_absent()?);
     }
     let n = r.count()?;
     let mut digests = PathList::with_capacity(n);
@@ -119,121 +93,36 @@ pub(super) fn decode(bytes: &[u8]) -> Option<File> {
     })
 }
 
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u64(&mut self, n: u64) {
-        self.0.extend_from_slice(&n.to_le_bytes());
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-
-    fn path(&mut self, p: &Path) {
-        self.bytes(p.as_os_str().as_bytes());
-    }
-
-    fn stat(&mut self, id: &StatId) {
-        for word in id.to_words() {
-            self.u64(word);
+/// The definitions list: a bare name goes straight into the set (no
+/// allocation of its own), a bodied definition is built whole.
+fn predefined(r: &mut Reader<'_>) -> Option<Predefined> {
+    let n = r.count()?;
+    let mut p = Predefined {
+        // A predefined name is about 20 bytes (`__INT_LEAST16_WIDTH__`).
+        bare: MacroNames::with_capacity(n, n * 24),
+        bodied: Vec::new(),
+    };
+    for _ in 0..n {
+        let name = r.bytes()?;
+        let words = r.count()?;
+        if words == 0 {
+            p.bare.insert(name);
+            continue;
         }
+        p.bodied.push(Define {
+            name: name.into(),
+            body: r.body(words)?,
+        });
     }
-
-    fn list<T>(&mut self, items: &[T], mut each: impl FnMut(&mut Self, &T)) {
-        self.u64(items.len() as u64);
-        for item in items {
-            each(self, item);
-        }
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        self.take(n)
-    }
-
-    fn path(&mut self) -> Option<PathBuf> {
-        Some(PathBuf::from(OsStr::from_bytes(self.bytes()?)))
-    }
-
-    fn stat(&mut self) -> Option<StatId> {
-        let mut w = [0; 8];
-        for word in &mut w {
-            *word = self.u64()?;
-        }
-        StatId::from_words(w)
-    }
-
-    /// The definitions list: a bare name goes straight into the set (no
-    /// allocation of its own), a bodied definition is built whole.
-    fn predefined(&mut self) -> Option<Predefined> {
-        let n = self.count()?;
-        let mut p = Predefined {
-            // A predefined name is about 20 bytes (`__INT_LEAST16_WIDTH__`).
-            bare: MacroNames::with_capacity(n, n * 24),
-            bodied: Vec::new(),
-        };
-        for _ in 0..n {
-            let name = self.bytes()?;
-            let words = self.count()?;
-            if words == 0 {
-                p.bare.insert(name);
-                continue;
-            }
-            // An identifier is about 8 bytes (`__int128`, `unsigned`).
-            let mut body = Body::with_capacity(words * 9);
-            for _ in 0..words {
-                let word = self.bytes()?;
-                if word.contains(&0) {
-                    // No identifier holds one: no record of ours either.
-                    return None;
-                }
-                body.push(word);
-            }
-            p.bodied.push(Define {
-                name: name.into(),
-                body,
-            });
-        }
-        Some(p)
-    }
-
-    /// A list's length: every item takes eight bytes or more, so a count
-    /// beyond what is left is refused before anything is allocated for it.
-    fn count(&mut self) -> Option<usize> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        (n <= self.0.len() / 8).then_some(n)
-    }
-
-    /// A list, its length read by [`Reader::count`].
-    fn list<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        let n = self.count()?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(each(self)?);
-        }
-        Some(out)
-    }
+    Some(p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cc::includes::memo::StatId;
+    use crate::backend::cc::includes::Body;
+    use std::path::Path;
 
     fn file() -> File {
         let here = StatId::of(Path::new("/")).expect("/ is there");
