@@ -50,17 +50,21 @@ def main():
         r = json.loads(line)
         cc[r["measure"]] = (r["median_s"], r["mad_s"])
 
-    def cli(prefix):
-        hits = [v for k, v in hf.items() if prefix in k]
+    def cli(tail):
+        hits = [v for k, v in hf.items() if k.endswith(tail)]
         if len(hits) != 1:
-            raise SystemExit(f"bench-peers: no single hyperfine result for {prefix!r}")
+            raise SystemExit(f"bench-peers: no single hyperfine result ending {tail!r}")
         return hits[0]
 
     rows = [
         ("whole-process CLI hit, one C kernel", "`kcache compile k.c`, warm store, installed",
-         cli("bin/kcache compile"), "`ccache gcc -c k.c` hit", cli("ccache gcc")),
+         cli("bin/kcache compile k.c"), "`ccache gcc -c k.c` hit", cli("ccache gcc -c k.c -o k.o")),
         ("the same, the binary as linked", "`target/release/kcache compile k.c`",
-         cli("release/kcache compile"), "`ccache gcc -c k.c` hit", cli("ccache gcc")),
+         cli("release/kcache compile k.c"), "`ccache gcc -c k.c` hit",
+         cli("ccache gcc -c k.c -o k.o")),
+        ("the same, a kernel including `<math.h>`", "`kcache compile km.c`, installed",
+         cli("bin/kcache compile km.c"), "`ccache gcc -c km.c` hit",
+         cli("ccache gcc -c km.c -o km.o")),
         ("process floor", "`kcache --version`, installed", cli("kcache --version"),
          "`ccache --version`", cli("ccache --version")),
     ]

@@ -612,10 +612,9 @@ fn closure(search: &Search, roots: &[Root], guarded: bool) -> Result<Arc<Closure
         }
     }
     let clock = memo::now();
-    let kept = search
-        .kept
-        .as_deref()
-        .and_then(|dir| kept::load(dir, &key, clock));
+    // No roots, nothing to read: cheaper scanned than loaded.
+    let kept_in = search.kept.as_deref().filter(|_| !roots.is_empty());
+    let kept = kept_in.and_then(|dir| kept::load(dir, &key, clock));
     if let Some(c) = kept {
         let c = Arc::new(c);
         closures()
@@ -659,7 +658,7 @@ fn closure(search: &Search, roots: &[Root], guarded: bool) -> Result<Arc<Closure
         uncacheable: s.uncacheable,
         validation: Validation::new(s.lookup.watch, clock),
     });
-    if let Some(dir) = &search.kept {
+    if let Some(dir) = kept_in {
         kept::save(dir, &key, &c);
     }
     closures()
