@@ -20,8 +20,33 @@ pub fn records_names(family: &str, options: &[String]) -> Option<String> {
     options
         .iter()
         .flat_map(|o| o.split_ascii_whitespace())
-        .find(|word| records(family, word))
-        .map(|word| format!("option `{word}` records the kernel's names (debug information)"))
+        .find_map(|word| {
+            if records(family, word) {
+                Some(format!(
+                    "option `{word}` records the kernel's names (debug information)"
+                ))
+            } else {
+                judges_names(family, word).then(|| {
+                    format!("option `{word}` makes what the kernel's names are an outcome")
+                })
+            }
+        })
+}
+
+/// Whether `word` makes the compile's outcome depend on the kernel's own
+/// spellings another way (review 2026-12-02): a warning made an error may
+/// be about a name (`-Wshadow` of a header's global fails the kernel whose
+/// local is spelled like it, not its renamed twin), and a sanitizer's
+/// report names the variables and columns it catches.
+fn judges_names(family: &str, word: &str) -> bool {
+    match family {
+        "cc" | "opencl" => {
+            word.starts_with("-Werror")
+                || word == "-pedantic-errors"
+                || word.starts_with("-fsanitize=")
+        }
+        _ => false,
+    }
 }
 
 fn records(family: &str, word: &str) -> bool {
@@ -47,6 +72,25 @@ mod tests {
 
     fn opts(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn warnings_made_errors_and_sanitizers_judge_names() {
+        for o in [
+            "-Werror",
+            "-Werror=shadow",
+            "-pedantic-errors",
+            "-fsanitize=address",
+        ] {
+            assert!(records_names("cc", &opts(&["-O2", o])).is_some(), "{o}");
+        }
+        assert_eq!(
+            records_names(
+                "cc",
+                &opts(&["-Wshadow", "-Wno-error", "-fno-sanitize=all"])
+            ),
+            None
+        );
     }
 
     #[test]

@@ -77,7 +77,7 @@ impl Findings {
 }
 
 /// Macros whose expansion depends on the position or the enclosing function.
-pub const POSITION_MACROS: [&str; 9] = [
+pub const POSITION_MACROS: [&str; 17] = [
     "__FILE__",
     "__LINE__",
     "__COUNTER__",
@@ -87,6 +87,17 @@ pub const POSITION_MACROS: [&str; 9] = [
     "__BASE_FILE__",
     "__FILE_NAME__",
     "__INCLUDE_LEVEL__",
+    // Builtins that give the same (GCC, Clang): a name, not a macro, but
+    // they spell the function, the file label or where the call stands.
+    "__builtin_FUNCTION",
+    "__builtin_LINE",
+    "__builtin_FILE",
+    "__builtin_FILE_NAME",
+    "__builtin_COLUMN",
+    "__builtin_source_location",
+    // Clang's `-fms-extensions` function names.
+    "__FUNCSIG__",
+    "__FUNCDNAME__",
 ];
 
 /// Macros whose expansion depends on the time of the compile.
@@ -478,6 +489,9 @@ impl<'m> Scanner<'m> {
     /// The inside of a directive, past its `#` (or the `%` of `%:`).
     fn directive(&mut self, text: &[u8], span: Range<usize>) {
         self.last_ident = None;
+        if let Some(why) = strings::misread_header_name(&text[span.clone()]) {
+            self.findings.uncacheable.get_or_insert(why);
+        }
         let inner = &text[span.start + 1..span.end];
         let base = span.start + 1;
         if self.plain_directive(text, base, inner) {
@@ -525,6 +539,9 @@ impl<'m> Scanner<'m> {
     pub fn finish(mut self, text: &[u8]) -> Findings {
         if self.findings.raw.is_none() && !self.no_trigraphs && has_trigraph(text) {
             self.findings.raw = Some("holds a trigraph sequence".into());
+        }
+        if let Some(why) = strings::odd_splice(text) {
+            self.findings.uncacheable.get_or_insert(why);
         }
         if self.asm {
             let reads = [&b".incbin"[..], b".include"]

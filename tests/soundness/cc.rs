@@ -579,6 +579,74 @@ cases!(CcBackend {
         kc("kt", "", "float v1_é = 2.0f; x[i0] += v1_\\u00e9;"),
         kc("kt", "", "float v2_é = 2.0f; x[i0] += v1_\\u00e9;"),
     ),
+
+    // ------------------------------- review 2026-12-02 (adversarial) ---
+    /// A header's macro body names a local: renamed, it reads the header's
+    /// global instead.
+    header_macro_body_names_a_local: Case::new(
+        kc("kg", "#include \"kc_get.h\"", "float v1_a = x[i0] + 1.0f; x[i0] = GET;"),
+        kc("kg", "#include \"kc_get.h\"", "float v1_b = x[i0] + 1.0f; x[i0] = GET;"),
+    )
+    .file(
+        "kc_get.h",
+        "#ifndef KC_GET_H\n#define KC_GET_H\nstatic float v1_a = 100.0f;\n#define GET v1_a\n#endif\n",
+    ),
+    /// The same through an option's macro.
+    option_macro_body_names_a_local: Case::new(
+        kc("kg", "", "float v1_a = x[i0] + 1.0f; float v1_c = 100.0f; x[i0] = GET + 0.0f * v1_c;"),
+        kc("kg", "", "float v1_c = x[i0] + 1.0f; float v1_a = 100.0f; x[i0] = GET + 0.0f * v1_a;"),
+    )
+    .opts_both(&["-DGET=v1_a"]),
+    /// A file included inside a block names the block's locals.
+    include_inside_a_block_names_a_local: Case::new(
+        kc("kb", "", "float v1_a = x[i0] + 1.0f; float v1_c = 100.0f; v1_c += 1.0f;\n#include \"kc_body.h\"\n"),
+        kc("kb", "", "float v1_c = x[i0] + 1.0f; float v1_a = 100.0f; v1_a += 1.0f;\n#include \"kc_body.h\"\n"),
+    )
+    .file("kc_body.h", "x[i0] = v1_a;\n"),
+    /// `-Dstatic=extern`: a "static local" is a header's global.
+    keyword_redefined_by_an_option: Case::new(
+        kc("kk", "#include \"kc_glob.h\"", "static float v1_a; x[i0] = v1_a;"),
+        kc("kk", "#include \"kc_glob.h\"", "static float v1_b; x[i0] = v1_b;"),
+    )
+    .file(
+        "kc_glob.h",
+        "#ifndef KC_GLOB_H\n#define KC_GLOB_H\nfloat v1_a = 100.0f, v1_b = 200.0f;\n#endif\n",
+    )
+    .opts_both(&["-Dstatic=extern"]),
+    /// GCC's `__builtin_FUNCTION()` reads the segment's own name.
+    builtin_function_reads_the_segment_name: segments("", "x[i0] = __builtin_FUNCTION()[6];"),
+    /// A backslash, a form feed and a line end: GCC ends the comment there,
+    /// and the division by the header's global is code to it alone.
+    form_feed_splice_hides_code_in_a_comment: Case::new(
+        kc(
+            "kf",
+            "#include \"kc_glob.h\"",
+            "{ float v1_a = x[i0]; x[i0] = v1_a; } x[i0] = 2000.0f /* c *\\\x0c\n/ / v1_a /* x */;",
+        ),
+        kc(
+            "kf",
+            "#include \"kc_glob.h\"",
+            "{ float v1_b = x[i0]; x[i0] = v1_b; } x[i0] = 2000.0f /* c *\\\x0c\n/ / v1_b /* x */;",
+        ),
+    )
+    .file(
+        "kc_glob.h",
+        "#ifndef KC_GLOB_H\n#define KC_GLOB_H\nfloat v1_a = 100.0f, v1_b = 200.0f;\n#endif\n",
+    ),
+    /// A kernel ending in `//\` spliced its neighbour's `#line` into its
+    /// comment: in a group, B's lines were A's.
+    trailing_backslash_keeps_the_next_kernels_lines: Case::new(
+        k("ka", format!("{}//\\", kern("ka", "", "x[i0] += 1.0f;"))),
+        kc("kb", "", "x[i0] = __LINE__;"),
+    ),
+    /// `-Wshadow -Werror`: B's local shadows the header's global, A's not.
+    werror_shadow_fails_only_the_kernel_whose_local_shadows: Case::new(
+        kc("kw", "#include \"kc_ext.h\"", "float v1_b = x[i0]; x[i0] = v1_b + 1.0f;"),
+        kc("kw", "#include \"kc_ext.h\"", "float v1_a = x[i0]; x[i0] = v1_a + 1.0f;"),
+    )
+    .file("kc_ext.h", "extern float v1_a;\n")
+    .opts_both(&["-Wshadow", "-Werror"]),
+
     /// Control: two independent kernels, alone or together, answer alike.
     group_independent_kernels_answer_as_alone: Case::new(
         kc("ka", "", "x[i0] += 1.0f;"),

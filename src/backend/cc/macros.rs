@@ -11,6 +11,14 @@
 //! `__func__` or another positional macro (`assert`, through
 //! `__ASSERT_FUNCTION`); a kernel that uses one is keyed on its raw text.
 //!
+//!
+//! The words of a body from outside the kernel (a header's, an option's, a
+//! predefined one; a function-like macro's parameters aside) are kept as
+//! written too: `#define GET v1_a` in a header, expanded in a kernel that
+//! declares a local `v1_a`, reads that local, and a renaming would make it
+//! read something else (review 2026-12-02). Keywords among them need no
+//! keeping: no declaration rebinds one.
+//!
 //! The merge is memoized by what went into it, so a hit costs a lookup.
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -194,11 +202,23 @@ impl Seed {
                 bodied.push(d);
             }
         }
+        insert_reached(&mut names, &bodied);
         let positional = positional(&[&bodied]);
         Seed {
             names: Arc::new(names),
             positional: Arc::new(positional),
             bodied,
+        }
+    }
+}
+
+/// Adds the words the bodies of `defines` name (keywords aside) to `names`.
+fn insert_reached(names: &mut MacroNames, defines: &[Define]) {
+    for d in defines {
+        for w in d.body.iter() {
+            if !crate::canon::rename::is_keyword(w) {
+                names.insert(w);
+            }
         }
     }
 }
@@ -237,6 +257,8 @@ pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) ->
         let mut macros = (*seed.names).clone();
         let added = closure.defines.iter().chain(own);
         macros.extend(added.map(|d| &d.name));
+        insert_reached(&mut macros, &closure.defines);
+        insert_reached(&mut macros, own);
         // A body-less definition names nothing, so it makes no name
         // positional: the seed's bodied definitions stand for all of them.
         let positional = positional(&[&seed.bodied, &closure.defines, own]);

@@ -93,7 +93,14 @@ const REFUSED_EXACT: &[(&str, &str)] = &[
     ("-Xassembler", LINKER),
     ("-Xpreprocessor", LINKER),
     ("-Xclang", LINKER),
+    ("-traditional-cpp", TRADITIONAL),
+    ("-traditional", TRADITIONAL),
 ];
+
+const TRADITIONAL: &str = "preprocesses as before ISO C (macro parameters replaced inside \
+    strings, tokens pasted across comments), which the canonical text does not model";
+const NAMES_KERNELS: &str = "selects functions or files by name, which the canonical text \
+    replaces by the kernel token: two kernels sharing a key would be treated apart";
 
 /// Option prefixes refused, with the reason (checked after the exact lists,
 /// the path options and the long options).
@@ -117,6 +124,9 @@ const REFUSED_PREFIX: &[(&str, &str)] = &[
         "-x",
         "sets the language of the files after it; kcache compiles its translation unit as C",
     ),
+    ("-finstrument-functions-exclude-", NAMES_KERNELS),
+    ("-fprofile-filter-files", NAMES_KERNELS),
+    ("-fprofile-exclude-files", NAMES_KERNELS),
     ("-fprofile-use", READS),
     ("-fprofile-instr-use", READS),
     ("-fprofile-sample-use", READS),
@@ -230,6 +240,11 @@ pub(crate) fn parse(args: &[String], base: &Path) -> Result<Flags, Refusal> {
         }
         if let Some((_, reason)) = REFUSED_EXACT.iter().find(|(o, _)| *o == arg) {
             return Err(refuse(reason));
+        }
+        // `-fdisable-tree-vrp1=k__seg1,f`: a pass turned off in the
+        // functions named.
+        if (arg.starts_with("-fdisable-") || arg.starts_with("-fenable-")) && arg.contains('=') {
+            return Err(refuse(NAMES_KERNELS));
         }
         if SEPARATE_PLAIN.contains(&arg) {
             if next.is_none() {

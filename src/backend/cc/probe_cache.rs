@@ -61,7 +61,7 @@ mod record;
 /// read (and [`record`] refuses one under a wrong name). The definitions
 /// are kept as [`super::macros::parse_dm`] split them: a change to what
 /// it gives changes the format too.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// What the driver runs or reads from its program directories.
 const PROGRAMS: &[&str] = &[

@@ -15,6 +15,15 @@ pub(super) fn render(prelude: &str, kernels: &[KernelSource<'_>]) -> String {
         if !text.ends_with('\n') {
             tu.push('\n');
         }
+        // A text whose last line ends in a backslash (or `??/`) would splice
+        // the next section's `#line` into it (review 2026-12-02: a kernel
+        // ending in `//\` moved its neighbour's lines): an empty line ends it.
+        let last = text
+            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches([' ', '\t', '\x0b', '\x0c', '\0']);
+        if last.ends_with('\\') || last.ends_with("??/") {
+            tu.push('\n');
+        }
     };
     if !prelude.is_empty() {
         section(PRELUDE_LABEL, prelude);

@@ -300,6 +300,24 @@ fn is_type_name(name: &[u8], glsl: bool) -> bool {
     )
 }
 
+/// Why nothing may be renamed when a word the grammar reads as a keyword
+/// is a macro where the kernel is compiled (`-Dstatic=extern`, a header's
+/// `#define register`): the declarations are not what they read as.
+pub fn keyword_macro(macros: Option<&crate::canon::MacroNames>) -> Option<String> {
+    // Not `bool`: `<stdbool.h>` defines it, as `_Bool`.
+    const STRUCTURAL: [&str; 35] = [
+        "typedef", "extern", "static", "auto", "register", "struct", "union", "enum", "if", "else",
+        "for", "while", "do", "switch", "case", "default", "return", "break", "continue", "goto",
+        "sizeof", "const", "volatile", "void", "char", "short", "int", "long", "float", "double",
+        "signed", "unsigned", "_Bool", "class", "typename",
+    ];
+    let m = macros?;
+    let kw = STRUCTURAL.iter().find(|k| m.contains(k.as_bytes()))?;
+    Some(format!(
+        "`{kw}` is a macro where it is compiled: its declarations are not what they read as"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,5 +359,16 @@ mod tests {
         assert!(!is_plain(b"f16vec2", true));
         assert!(!is_plain(b"int", false));
         assert!(!is_plain(b"x", false));
+    }
+
+    #[test]
+    fn a_keyword_defined_as_a_macro_gives_the_text_up() {
+        let mut m = crate::canon::MacroNames::default();
+        m.insert(b"bool");
+        m.insert(b"GET");
+        assert_eq!(keyword_macro(Some(&m)), None);
+        m.insert(b"static");
+        assert!(keyword_macro(Some(&m)).is_some_and(|w| w.contains("`static`")));
+        assert_eq!(keyword_macro(None), None);
     }
 }

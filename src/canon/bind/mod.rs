@@ -316,6 +316,8 @@ fn bind_with<'t>(
     fast: bool,
 ) -> Binding<'t> {
     let mut a = tokens::adapt(text, tokens, macros);
+    // Given up after the parse, which still finds the functions defined.
+    let refused = keywords::keyword_macro(macros).or(a.refused.take());
     let members = exempt_members(&mut a, macros);
     debug_assert_eq!(a.code_ids.len(), a.all.idents());
     let mut binding = Binding::default();
@@ -411,6 +413,9 @@ fn bind_with<'t>(
     let by_at = by_position(&sink.decls);
     resolve_pending(&mut sink, &by_at);
     judge(&mut a, &sink, &by_at, &unparsed, &mut binding);
+    if refused.is_some() {
+        binding.whole = refused;
+    }
     scratch::give(by_at);
     binding.unparsed = unparsed;
     binding.names = std::mem::take(&mut a.names);

@@ -523,3 +523,30 @@ fn the_token_list_reads_as_the_lexing() {
         assert_eq!(bound.tokens().iter().copied().collect::<Vec<_>>(), want);
     }
 }
+
+/// Review 2026-12-02: the text of a file included inside a block is never
+/// read, and may name the block's locals. The functions are still found.
+#[test]
+fn a_file_included_inside_a_block_gives_the_names_up() {
+    for directive in [
+        "#include \"body.h\"",
+        "# include <b.h>",
+        "%:include \"b.h\"",
+        "#embed \"d\"",
+    ] {
+        let k = format!("void f(int n) {{ int v1_a = n;\n{directive}\n }}");
+        let b = bind(k.as_bytes(), None);
+        assert!(
+            b.whole
+                .as_deref()
+                .is_some_and(|w| w.contains("inside a block")),
+            "{directive}"
+        );
+        assert_eq!(b.functions(), [&b"f"[..]], "{directive}");
+    }
+    // At file scope, between functions, it reaches no local.
+    ok(
+        "#include \"h.h\"\nvoid f(int n) { int v1_a = n; }",
+        &["v1_a", "n"],
+    );
+}

@@ -126,6 +126,9 @@ pub struct Adapted<'t> {
     pub typedefs: Vec<usize>,
     /// Why nothing in the text may be renamed, if nothing may.
     pub whole: Option<String>,
+    /// Why nothing may be renamed though the text is still parsed (for the
+    /// functions it defines), if nothing may.
+    pub refused: Option<String>,
     /// Whether some token may be [`Tok::Struct`] (a word classified so was
     /// met): only then can [`Adapted::toks`] hold a struct body.
     pub struct_words: bool,
@@ -158,6 +161,7 @@ pub fn adapt<'t>(
         glsl: false,
         typedefs: Vec::new(),
         whole: None,
+        refused: None,
         struct_words: false,
     };
     // Trigraphs (`??<` is `{` where a compiler option enables them) and
@@ -202,6 +206,9 @@ pub fn adapt<'t>(
     let mut stmt = 0usize;
     // Whether the pre-pass found a typedef declaring some name.
     let declaring = !typedefs.declaring.is_empty();
+    // How many braces are open: a file included inside a block is text the
+    // binder never reads, which may name the block's locals.
+    let mut braces = 0usize;
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].kind, raw[i].range(), raw[i].spliced);
@@ -394,12 +401,22 @@ pub fn adapt<'t>(
                 words(text, span, Reason::Attribute, &mut a.opaque);
                 continue;
             }
-            TokenKind::Preprocessor => continue,
+            TokenKind::Preprocessor => {
+                if braces > 0 && names_a_file(&text[span]) {
+                    a.refused.get_or_insert_with(|| {
+                        "it includes a file inside a block, whose text may name the block's \
+                         locals"
+                            .into()
+                    });
+                }
+                continue;
+            }
             TokenKind::Punct => {
                 let bytes = &text[span.clone()];
                 match *bytes {
                     [b'{' | b'(' | b'['] => {
                         ternary.push(0);
+                        braces += usize::from(bytes[0] == b'{');
                         if bytes == b"[" && brackets_apart(text, &raw, i) {
                             a.whole.get_or_insert_with(|| {
                                 "it has an attribute whose `[ [` the lexer reads apart".into()
@@ -457,6 +474,7 @@ pub fn adapt<'t>(
                         if ternary.len() > 1 {
                             ternary.pop();
                         }
+                        braces -= usize::from(bytes[0] == b'}' && braces > 0);
                         match bytes[0] {
                             b'}' => Tok::RBrace,
                             b')' => Tok::RParen,
@@ -662,6 +680,22 @@ impl Word {
 /// a statement starts after `;`, a brace, a label's `:`, a condition, `else`
 /// or `do` (`stmt`: where the current one starts in `a.toks`).
 #[inline(always)]
+/// Whether the directive `line` may read a file into the text where it
+/// stands (`#include`, `#include_next`, `#import`, `#embed`; a name hidden
+/// behind a comment or a splice counts).
+fn names_a_file(line: &[u8]) -> bool {
+    let rest = line
+        .strip_prefix(b"#")
+        .or_else(|| line.strip_prefix(b"%:"))
+        .unwrap_or(line);
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"include")
+        || rest.starts_with(b"import")
+        || rest.starts_with(b"embed")
+        || rest.starts_with(b"/")
+        || rest.starts_with(b"\\")
+}
+
 fn note(tok: Tok, len: usize, stmt: &mut usize) {
     if matches!(
         tok,

@@ -357,3 +357,13 @@ fn a_raw_text_never_equals_a_renamed_one() {
     assert!(raw.starts_with("/*kc0 raw*/"));
     assert!(renamed.starts_with("/*kc0 kc_"), "{renamed}");
 }
+
+/// Review 2026-12-02: GCC's and Clang's position builtins read the segment's
+/// own name, the line and the column, which renaming moves: such a kernel is
+/// raw-keyed as one using `__func__` or `__LINE__` is.
+#[test]
+fn builtins_that_spell_the_function_line_or_column_are_raw() {
+    assert!(raw("int k__seg1(int n) { return __builtin_FUNCTION()[6] + n; }").is_some());
+    assert!(raw("int k(int n) { int v1_a = 1; return __builtin_COLUMN() + v1_a; }").is_some());
+    assert!(raw("int k(int n) { return __builtin_LINE() + n; }").is_some());
+}

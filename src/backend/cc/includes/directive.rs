@@ -111,7 +111,7 @@ pub(crate) struct Directive {
     /// The files it refers to.
     pub refs: Vec<Reference>,
     /// For `#define` and `#undef`: the macro's name and the identifiers of
-    /// its parameters and body.
+    /// its body that are not its parameters.
     pub define: Option<Define>,
 }
 
@@ -120,8 +120,8 @@ pub(crate) struct Directive {
 pub(crate) struct Define {
     /// The macro's name.
     pub name: Box<[u8]>,
-    /// Every identifier after the name (parameters included: more names
-    /// than needed only make the position check more cautious).
+    /// The identifiers after the name and the parameter list that are not
+    /// parameters: what the expansion may name where it is expanded.
     pub body: Body,
 }
 
@@ -188,7 +188,8 @@ impl Directive {
 /// included): its name and the files it refers to, or why kcache cannot tell.
 pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
     let text = unsplice(directive);
-    let Some(body) = text.strip_prefix(b"#") else {
+    // `%:` is `#` spelled as a digraph: `%:if __has_include("x.h")` asks too.
+    let Some(body) = text.strip_prefix(b"#").or_else(|| text.strip_prefix(b"%:")) else {
         return Ok(Directive::default());
     };
     let toks: Vec<_> = lex(body)
@@ -212,9 +213,27 @@ pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
     };
     let name = name.into_owned();
     if matches!(&name[..], b"define" | b"undef") {
+        // A function-like macro's parameters name nothing outside it: the
+        // body's other identifiers are what its expansion may reach (a
+        // kernel's local among them is never renamed: see `macros.rs`).
+        let params_end = match toks.get(2) {
+            Some(t)
+                if &body[t.span.clone()] == b"("
+                    && toks.get(1).is_some_and(|n| n.span.end == t.span.start) =>
+            {
+                (3..toks.len())
+                    .find(|&i| &body[toks[i].span.clone()] == b")")
+                    .map_or(toks.len(), |i| i + 1)
+            }
+            _ => 2,
+        };
+        let params: Vec<_> = (3..params_end).filter_map(ident).collect();
         let define = ident(1).map(|macro_name| Define {
             name: macro_name.into_owned().into_boxed_slice(),
-            body: (2..toks.len()).filter_map(ident).collect(),
+            body: (params_end..toks.len())
+                .filter_map(ident)
+                .filter(|w| !params.contains(w))
+                .collect(),
         });
         let mut refs = Vec::new();
         queries(body, &toks, &mut refs)?;

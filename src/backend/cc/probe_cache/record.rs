@@ -16,7 +16,7 @@ use super::{Answers, File, PathList};
 use crate::canon::MacroNames;
 
 /// What a record starts with; its last bytes are the format version.
-const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x03";
+const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x04";
 
 /// The record of `file`.
 pub(super) fn encode(file: &File) -> Vec<u8> {
