@@ -43,11 +43,9 @@ fn outcome(command: &mut Command, store: &Path, args: &[std::ffi::OsString]) -> 
     json(&out)["kernels"][0]["outcome"].clone()
 }
 
-#[test]
-fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
-    if !have_cc() {
-        return;
-    }
+/// A temporary directory with a store path in it, and `src/` and `bin/`
+/// made there.
+fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let (store, src, bin) = (
         t.path().join("store"),
@@ -57,6 +55,15 @@ fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
     for d in [&src, &bin] {
         std::fs::create_dir(d).unwrap();
     }
+    (t, store, src, bin)
+}
+
+#[test]
+fn a_compiler_or_header_swapped_under_a_warm_store_is_compiled_afresh() {
+    if !have_cc() {
+        return;
+    }
+    let (_t, store, src, bin) = dirs();
     std::fs::write(src.join("h.h"), "#define SCALE 2.0f\n").unwrap();
     std::fs::write(
         src.join("k.c"),
@@ -262,4 +269,59 @@ fn a_kept_header_closure_rests_on_every_header_and_missed_directory() {
         std::fs::write(&p, b).unwrap();
     }
     assert_eq!(compile(), "stored", "a damaged record only means a scan");
+}
+
+/// Review 2026-12-02: a header edited while the compiler runs (here by the
+/// compiler's own wrapper, just before it compiles) was stored under the key
+/// of the contents kcache had digested, and served once the header was
+/// back. Now a compile whose digested files changed while it ran is not kept.
+#[test]
+fn a_header_edited_while_the_compiler_runs_is_not_stored_under_its_old_key() {
+    if !have_cc() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (_t, store, src, bin) = dirs();
+    let header = src.join("h.h");
+    let flag = src.join("edit-now");
+    std::fs::write(&header, "#define VAL 1.0f\n").unwrap();
+    std::fs::write(
+        src.join("k.c"),
+        "#include \"h.h\"\nvoid k(float* y, int n) { for (int i = 0; i < n; i++) y[i] = VAL; }\n",
+    )
+    .unwrap();
+    // Edits the header when asked, and only for the compile itself (not for
+    // the probes, which run the same flags on another file).
+    let cc = bin.join("cc");
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *kernels.c*) if [ -f '{flag}' ]; then rm -f '{flag}'; printf '#define VAL 2.0f\\n' > '{header}'; fi;; esac\nexec '{real}' \"$@\"\n",
+        flag = flag.display(),
+        header = header.display(),
+        real = real_cc().display()
+    );
+    std::fs::write(&cc, script).unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let compile = || {
+        outcome(
+            Command::new(env!("CARGO_BIN_EXE_kcache")).env("CC", &cc),
+            &store,
+            &[src.join("k.c").into()],
+        )
+    };
+    std::fs::write(&flag, "").unwrap();
+    assert_eq!(
+        compile(),
+        "uncacheable",
+        "the header changed while it compiled: not kept"
+    );
+    assert!(!flag.exists(), "the wrapper edited the header");
+    std::fs::write(&header, "#define VAL 1.0f\n").unwrap();
+    // Old enough to be trusted: a kept program of the edited header would
+    // be served now.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    assert_eq!(
+        compile(),
+        "compiled",
+        "no program of the edited header is served"
+    );
 }

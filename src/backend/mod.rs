@@ -107,6 +107,10 @@ pub struct KeyExtras {
     /// `__func__`, ...; `assert` is one): a kernel that uses one is keyed on
     /// its raw text and its full name.
     pub position_macros: Arc<crate::canon::MacroNames>,
+    /// Words the bodies of those macros name (a header's `#define GET
+    /// v1_a`): a local spelled like one is read by the expansion, so it is
+    /// never renamed. (The kernel's own macros the binder reads itself.)
+    pub reached: Arc<crate::canon::MacroNames>,
     /// Set when the compile's result cannot be keyed at all (a header uses
     /// `__TIME__`): the kernel is compiled every time and never published.
     pub uncacheable: Option<String>,

@@ -297,13 +297,14 @@ impl Driver for OpenClDriver {
         let queue = CommandQueue::create_default_with_properties(&context, 0, 0)
             .map_err(|e| unavailable(format!("cannot create a queue on {name}: {e}")))?;
         let identity = format!(
-            "opencl;platform={} {};device={};driver={};version={};c={}",
+            "opencl;platform={} {};device={};driver={};version={};c={};env={}",
             platform.name().unwrap_or_default(),
             platform.version().unwrap_or_default(),
             name,
             cl_device.driver_version().unwrap_or_default(),
             cl_device.version().unwrap_or_default(),
             cl_device.opencl_c_version().unwrap_or_default(),
+            pocl_environment(),
         );
         let device = Arc::new(OpenClDevice {
             queue: ManuallyDrop::new(queue),
@@ -511,4 +512,26 @@ fn load_on(device: &Arc<OpenClDevice>, binary: &[u8]) -> Result<Arc<OpenClProgra
         )));
     }
     Ok(Arc::new(OpenClProgram::new(program, device.clone())))
+}
+
+/// PoCL's build variables as the driver sees them (`POCL_EXTRA_BUILD_FLAGS`
+/// adds options to every build: review 2026-12-02), for the identity: every
+/// `POCL_` variable but those that only say where or whether PoCL keeps its
+/// own cache or what it logs, sorted, one `NAME=VALUE` per line.
+fn pocl_environment() -> String {
+    const INERT: &[&str] = &[
+        "POCL_KERNEL_CACHE",
+        "POCL_CACHE_DIR",
+        "POCL_DEBUG",
+        "POCL_DEBUG_LLVM_PASSES",
+    ];
+    let mut vars: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            (k.starts_with("POCL_") && !INERT.contains(&k.as_str()))
+                .then(|| format!("{k}={}", v.to_string_lossy()))
+        })
+        .collect();
+    vars.sort();
+    vars.join("\n")
 }

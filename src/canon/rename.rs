@@ -108,6 +108,8 @@ pub struct Renamer {
     reason: Option<String>,
     /// Macro names where the kernel is compiled: never renamed.
     macros: Option<std::sync::Arc<super::MacroNames>>,
+    /// Words outside macros' bodies name (see [`Renamer::with_reached`]).
+    reached: Option<std::sync::Arc<super::MacroNames>>,
     /// Macro names that expand by position: a kernel using one is raw-keyed.
     position_macros: Option<std::sync::Arc<super::MacroNames>>,
     infer: bool,
@@ -178,6 +180,7 @@ impl Renamer {
             scope_locals: options.scope_locals,
             reason,
             macros: None,
+            reached: None,
             position_macros: None,
             infer: options.infer,
             verify: true,
@@ -221,6 +224,15 @@ impl Renamer {
     #[cfg(test)]
     fn with_limit(mut self, limit: usize) -> Renamer {
         self.limit = limit;
+        self
+    }
+
+    /// Keeps every name in `words` as written: the words the bodies of the
+    /// backend's macros name, which an expansion reads where it stands (see
+    /// [`crate::backend::KeyExtras::reached`]). Unlike [`Renamer::with_macros`],
+    /// they are no macros to the binder.
+    pub fn with_reached(mut self, words: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self.reached = (!words.is_empty()).then_some(words);
         self
     }
 
@@ -421,7 +433,10 @@ impl Renamer {
 
     /// [`Renamer::decide`], given what the options list `name` as.
     fn decide_listed(&self, name: &[u8], class: Option<Class>) -> Decision {
-        if class == Some(Class::Never) || self.macros.as_ref().is_some_and(|m| m.contains(name)) {
+        if class == Some(Class::Never)
+            || self.macros.as_ref().is_some_and(|m| m.contains(name))
+            || self.reached.as_ref().is_some_and(|m| m.contains(name))
+        {
             return Decision::Never;
         }
         // A bound name (none is a keyword, or none is listed as bound: see

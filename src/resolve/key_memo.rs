@@ -82,6 +82,7 @@ pub(super) fn same_extras(a: &KeyExtras, b: &KeyExtras) -> bool {
     a.digests == b.digests
         && a.macros == b.macros
         && a.position_macros == b.position_macros
+        && a.reached == b.reached
         && a.uncacheable == b.uncacheable
         && a.records_names == b.records_names
 }

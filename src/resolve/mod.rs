@@ -454,6 +454,7 @@ impl<B: Backend + 'static> Resolver<B> {
         };
         let mut renamer = Renamer::new(&kernel.canon)
             .with_macros(Arc::clone(&extras.macros))
+            .with_reached(Arc::clone(&extras.reached))
             .with_position_macros(Arc::clone(&position_macros));
         if let Some(why) = &extras.records_names {
             renamer = renamer.raw_keyed(why.clone());

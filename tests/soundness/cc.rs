@@ -65,6 +65,10 @@ fn adds_v(include: &str) -> Spec {
     kc("kh", include, "x[i0] += KC_V;")
 }
 
+/// A header defining the globals `v1_a` (100) and `v1_b` (200), once.
+const GLOB_HEADER: &str =
+    "#ifndef KC_GLOB_H\n#define KC_GLOB_H\nfloat v1_a = 100.0f, v1_b = 200.0f;\n#endif\n";
+
 /// Two segment kernels of one routine, `f__seg0` and `f__seg1`, with one
 /// text up to the renaming (each `top` and `body`).
 fn segments(top: &str, body: &str) -> Case {
@@ -608,10 +612,7 @@ cases!(CcBackend {
         kc("kk", "#include \"kc_glob.h\"", "static float v1_a; x[i0] = v1_a;"),
         kc("kk", "#include \"kc_glob.h\"", "static float v1_b; x[i0] = v1_b;"),
     )
-    .file(
-        "kc_glob.h",
-        "#ifndef KC_GLOB_H\n#define KC_GLOB_H\nfloat v1_a = 100.0f, v1_b = 200.0f;\n#endif\n",
-    )
+    .file("kc_glob.h", GLOB_HEADER)
     .opts_both(&["-Dstatic=extern"]),
     /// GCC's `__builtin_FUNCTION()` reads the segment's own name.
     builtin_function_reads_the_segment_name: segments("", "x[i0] = __builtin_FUNCTION()[6];"),
@@ -629,10 +630,7 @@ cases!(CcBackend {
             "{ float v1_b = x[i0]; x[i0] = v1_b; } x[i0] = 2000.0f /* c *\\\x0c\n/ / v1_b /* x */;",
         ),
     )
-    .file(
-        "kc_glob.h",
-        "#ifndef KC_GLOB_H\n#define KC_GLOB_H\nfloat v1_a = 100.0f, v1_b = 200.0f;\n#endif\n",
-    ),
+    .file("kc_glob.h", GLOB_HEADER),
     /// A kernel ending in `//\` spliced its neighbour's `#line` into its
     /// comment: in a group, B's lines were A's.
     trailing_backslash_keeps_the_next_kernels_lines: Case::new(

@@ -214,9 +214,11 @@ pub(crate) fn executable(
 /// The bytes of `path`, a regular file of the user's (not a link) of at
 /// most 4 MiB, or `None`.
 pub(crate) fn read_private(path: &Path) -> Option<Vec<u8>> {
+    // Not blocking: a FIFO planted under a kept file's name would hang the
+    // open (review 2026-12-02); it is refused below as no regular file.
     let mut f = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .ok()?;
     let m = f.metadata().ok()?;
@@ -319,16 +321,37 @@ const MAX_FILES: usize = 256;
 
 /// Empties `dir` of kept answers when it holds [`MAX_FILES`] or more (they
 /// are only saved work; the next processes probe and keep theirs again).
+/// Only files spelled as kcache names them go (review 2026-12-02: every
+/// file went, whoever wrote it).
 fn bound(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let names: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+    let names: Vec<PathBuf> = entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(ours))
+        .collect();
     if names.len() < MAX_FILES {
         return;
     }
     for p in names {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Whether `name` is one kcache gives a kept file (`[exe-|closure-]HEX64`)
+/// or its temp file (`.NAME.PID.HEX`).
+fn ours(name: &str) -> bool {
+    let kept = |n: &str| {
+        let hex = n
+            .strip_prefix("exe-")
+            .or_else(|| n.strip_prefix("closure-"))
+            .unwrap_or(n);
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    match name.strip_prefix('.') {
+        Some(rest) => rest.split('.').next().is_some_and(kept),
+        None => kept(name),
     }
 }
 
@@ -343,6 +366,45 @@ fn rand_suffix() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_files_named_as_kcache_names_them_are_bounded_away() {
+        let hex = "0123456789abcdef".repeat(4);
+        for n in [
+            hex.clone(),
+            format!("exe-{hex}"),
+            format!("closure-{hex}"),
+            format!(".{hex}.12.ff"),
+        ] {
+            assert!(super::ours(&n), "{n}");
+        }
+        for n in [
+            "notes.txt",
+            "exe-1234",
+            &format!("{hex}x"),
+            &hex.to_uppercase(),
+            ".bashrc",
+        ] {
+            assert!(!super::ours(n), "{n}");
+        }
+        // Nor are they counted: 300 of another's files are left alone.
+        let t = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            std::fs::write(t.path().join(format!("mine-{i}")), "x").unwrap();
+        }
+        super::bound(t.path());
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 300);
+    }
+
+    #[test]
+    fn a_fifo_under_a_kept_name_is_no_record_and_does_not_block() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("fifo");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(super::read_private(&p), None);
+    }
+
     use super::*;
     use std::ffi::OsString;
 

@@ -54,6 +54,11 @@ impl Base {
     pub(crate) fn holds(&self) -> bool {
         self.validation.holds() && self.parts.iter().all(|c| c.holds())
     }
+
+    /// Whether every file it read is as it was, by stats taken now.
+    pub(crate) fn files_hold_now(&self) -> bool {
+        self.validation.files_hold_now() && self.parts.iter().all(|c| c.files_hold_now())
+    }
 }
 
 /// What the base of a compile needs from the backend.
@@ -251,6 +256,21 @@ pub(crate) struct GroupExtras {
     /// Every file a key covers, canonical.
     pub files: std::collections::HashSet<PathBuf>,
     pub uncacheable: Option<String>,
+    /// The base and the kernels' closures the digests come from: checked
+    /// again by stat once the compile is done (see [`GroupExtras::changed`]).
+    pub rests_on: Option<(Arc<Base>, Vec<Arc<Closure>>)>,
+}
+
+impl GroupExtras {
+    /// Why the compile just done may not be kept, when a file its keys
+    /// digested changed since (review 2026-12-02: a header edited while the
+    /// compiler ran was stored under the key of its old contents, and served
+    /// once the header was back). ccache's rule, by stat identity.
+    pub(crate) fn changed(&self) -> Option<String> {
+        let (base, closures) = self.rests_on.as_ref()?;
+        let holds = base.files_hold_now() && closures.iter().all(|c| c.files_hold_now());
+        (!holds).then(|| "a file its key digested changed while it compiled".into())
+    }
 }
 
 /// Why a compile whose compiler reported reading `report` (`None`: no

@@ -14,7 +14,7 @@
 //!
 //! The words of a body from outside the kernel (a header's, an option's, a
 //! predefined one; a function-like macro's parameters aside) are kept as
-//! written too: `#define GET v1_a` in a header, expanded in a kernel that
+//! written too, in a set of their own (they are no macros): `#define GET v1_a` in a header, expanded in a kernel that
 //! declares a local `v1_a`, reads that local, and a renaming would make it
 //! read something else (review 2026-12-02). Keywords among them need no
 //! keeping: no declaration rebinds one.
@@ -137,6 +137,10 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
 pub(crate) struct Merged {
     pub macros: Arc<MacroNames>,
     pub positional: Arc<MacroNames>,
+    /// The words the bodies of macros from outside the kernel name (the
+    /// kernel's own the binder reads itself), keywords and parameters
+    /// aside: kept as written, but no macros themselves.
+    pub reached: Arc<MacroNames>,
 }
 
 /// A compiler's predefined macros (its `-dM` listing) as a merge needs
@@ -173,6 +177,8 @@ impl From<Vec<Define>> for Predefined {
 pub(crate) struct Seed {
     names: Arc<MacroNames>,
     positional: Arc<MacroNames>,
+    /// The words the bodies name (see [`Merged::reached`]).
+    reached: Arc<MacroNames>,
     bodied: Vec<Define>,
 }
 
@@ -202,17 +208,22 @@ impl Seed {
                 bodied.push(d);
             }
         }
-        insert_reached(&mut names, &bodied);
+        let mut reached = MacroNames::default();
+        insert_reached(&mut reached, &bodied);
         let positional = positional(&[&bodied]);
         Seed {
             names: Arc::new(names),
             positional: Arc::new(positional),
+            reached: Arc::new(reached),
             bodied,
         }
     }
 }
 
 /// Adds the words the bodies of `defines` name (keywords aside) to `names`.
+/// (The kernel's own definitions are not among those passed: the binder
+/// reads their bodies itself, and a word it took for a macro would make
+/// every argument of a macro calling it opaque.)
 fn insert_reached(names: &mut MacroNames, defines: &[Define]) {
     for d in defines {
         for w in d.body.iter() {
@@ -252,19 +263,26 @@ pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) ->
         Merged {
             macros: Arc::clone(&seed.names),
             positional: Arc::clone(&seed.positional),
+            reached: Arc::clone(&seed.reached),
         }
     } else {
         let mut macros = (*seed.names).clone();
         let added = closure.defines.iter().chain(own);
         macros.extend(added.map(|d| &d.name));
-        insert_reached(&mut macros, &closure.defines);
-        insert_reached(&mut macros, own);
+        let reached = if closure.defines.iter().any(|d| !d.body.is_empty()) {
+            let mut r = (*seed.reached).clone();
+            insert_reached(&mut r, &closure.defines);
+            Arc::new(r)
+        } else {
+            Arc::clone(&seed.reached)
+        };
         // A body-less definition names nothing, so it makes no name
         // positional: the seed's bodied definitions stand for all of them.
         let positional = positional(&[&seed.bodied, &closure.defines, own]);
         Merged {
             macros: Arc::new(macros),
             positional: Arc::new(positional),
+            reached,
         }
     };
     memo.insert(key, (Arc::clone(seed), Arc::clone(closure), m.clone()));
@@ -354,7 +372,7 @@ mod tests {
             "#define __x86_64__ 1\n#define USES_HERE HERE\n#define plain 1\n\
              #define F(a) (a + __LINE__)\n",
         );
-        let own = parse_dm("#define HERE __LINE__\n#define mine 2\n");
+        let own = parse_dm("#define HERE __LINE__\n#define mine 2\n#define OWNED only_own\n");
         let cwd = std::env::temp_dir();
         let search = super::super::includes::search_in_dirs(&[], &cwd);
         let scanned =
@@ -364,6 +382,11 @@ mod tests {
             let m = merge(&held, &scanned.closure, kernel);
             let (all, pos) = names(&[&seed, &scanned.closure.defines, kernel]);
             assert_eq!(*m.macros, all);
+            // The words the outside bodies name, the kernel's own aside.
+            let mut reached = MacroNames::default();
+            insert_reached(&mut reached, &seed);
+            assert!(reached.contains(b"__LINE__") && !reached.contains(b"only_own"));
+            assert_eq!(*m.reached, reached);
             assert_eq!(*m.positional, pos);
         }
     }

@@ -430,7 +430,9 @@ impl CcBackend {
             digests: vec![base.digest],
             files: base.files.iter().cloned().collect(),
             uncacheable: base.uncacheable.clone(),
+            rests_on: None,
         };
+        let mut closures = Vec::with_capacity(job.kernels.len());
         for k in job.kernels {
             let label = format!("kernel `{}`", k.symbol);
             let scanned = includes::scan_text(&base.search, &label, k.text.as_bytes(), false)
@@ -440,7 +442,9 @@ impl CcBackend {
             if g.uncacheable.is_none() {
                 g.uncacheable = scanned.closure.uncacheable.clone();
             }
+            closures.push(scanned.closure);
         }
+        g.rests_on = Some((base, closures));
         Ok(g)
     }
 
@@ -522,6 +526,7 @@ impl Backend for CcBackend {
                 digests: Vec::new(),
                 files: Default::default(),
                 uncacheable: Some(e.to_string()),
+                rests_on: None,
             });
         let tu = render(&self.prelude, job.kernels);
         let key = self.group_key(job, &extras, &tu, &symbols);
@@ -550,7 +555,8 @@ impl Backend for CcBackend {
         if uncacheable.is_none() {
             // Built now (not found in the handle cache): check the report.
             if let Some(report) = read.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                uncacheable = keying::unkeyed_read(report.as_deref(), &extras.files);
+                uncacheable = keying::unkeyed_read(report.as_deref(), &extras.files)
+                    .or_else(|| extras.changed());
                 if uncacheable.is_some() {
                     self.poisoned
                         .lock()
@@ -643,6 +649,7 @@ impl Backend for CcBackend {
             digests,
             macros: merged.macros,
             position_macros: merged.positional,
+            reached: merged.reached,
             uncacheable,
             records_names,
             validity: Some(validity),

@@ -95,7 +95,18 @@ const REFUSED_EXACT: &[(&str, &str)] = &[
     ("-Xclang", LINKER),
     ("-traditional-cpp", TRADITIONAL),
     ("-traditional", TRADITIONAL),
+    ("-ansi", C90),
+    ("-std=c89", C90),
+    ("-std=c90", C90),
+    ("-std=iso9899:1990", C90),
+    ("-std=iso9899:199409", C90),
+    ("--ansi", C90),
+    ("--std=c89", C90),
+    ("--std=c90", C90),
 ];
+
+const C90: &str = "is ISO C90, where `//` opens no comment: the lexer reads it as one, \
+    so code after it would be hidden from the canonical text (use -std=gnu89 or later)";
 
 const TRADITIONAL: &str = "preprocesses as before ISO C (macro parameters replaced inside \
     strings, tokens pasted across comments), which the canonical text does not model";

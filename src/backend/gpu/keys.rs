@@ -330,6 +330,20 @@ pub(crate) fn key_extras(
     kernel: &KernelSource<'_>,
     options: &[String],
 ) -> Result<KeyExtras, BackendError> {
+    // OpenCL hands the driver one string, the options joined by blanks:
+    // `-DZZ=1 -Dr=q` in one option is two defines to it (review
+    // 2026-12-02), so they are read word by word here as well.
+    let words: Vec<String>;
+    let options = if driver == Toolchain::OpenCl {
+        words = options
+            .iter()
+            .flat_map(|o| o.split_ascii_whitespace())
+            .map(str::to_string)
+            .collect();
+        &words[..]
+    } else {
+        options
+    };
     let seed = seed(driver, options);
     let uncacheable = options
         .iter()
@@ -355,6 +369,7 @@ pub(crate) fn key_extras(
         digests: vec![scanned.closure.digest],
         macros: merged.macros,
         position_macros: merged.positional,
+        reached: merged.reached,
         uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
         records_names: crate::backend::records_names(family, options),
         // The search depends on the working directory, read per call: asked

@@ -56,6 +56,7 @@
 
 mod asm;
 mod directives;
+mod groups;
 mod keywords;
 mod lexed;
 mod members;

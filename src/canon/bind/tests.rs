@@ -550,3 +550,58 @@ fn a_file_included_inside_a_block_gives_the_names_up() {
         &["v1_a", "n"],
     );
 }
+
+/// Review 2026-12-02: the memo of groups answers as the walk that defines
+/// them, for every opener of nested, unbalanced and unclosed groups, asked
+/// in the adapter's order (left to right) or any other.
+#[test]
+fn the_groups_memo_answers_as_the_walk_that_defines_it() {
+    let alphabet: [&[u8]; 9] = [b"(", b")", b"[", b"]", b"{", b"}", b"x", b"struct", b"y"];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for case in 0..3000 {
+        let len = 1 + (next() % 40) as usize;
+        let mut text = Vec::new();
+        let mut raw = Vec::new();
+        for _ in 0..len {
+            let t = alphabet[(next() % alphabet.len() as u64) as usize];
+            let kind = if t[0].is_ascii_alphabetic() {
+                TokenKind::Ident
+            } else {
+                TokenKind::Punct
+            };
+            raw.push(lexed::Token::new(
+                kind,
+                text.len()..text.len() + t.len(),
+                false,
+            ));
+            text.extend_from_slice(t);
+            text.push(b' ');
+        }
+        let openers: Vec<usize> = (0..raw.len())
+            .filter(|&k| matches!(&text[raw[k].range()], b"(" | b"[" | b"{"))
+            .collect();
+        let mut orders = vec![openers.clone(), openers.iter().rev().copied().collect()];
+        let mut shuffled = openers.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        orders.push(shuffled);
+        for order in orders {
+            let mut g = groups::Groups::default();
+            for &o in &order {
+                assert_eq!(
+                    g.balanced_plain(&text, &raw, o),
+                    tokens::balanced_plain(&text, &raw, o),
+                    "case {case}, opener {o}: {}",
+                    String::from_utf8_lossy(&text)
+                );
+            }
+        }
+    }
+}

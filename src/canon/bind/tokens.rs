@@ -209,6 +209,7 @@ pub fn adapt<'t>(
     // How many braces are open: a file included inside a block is text the
     // binder never reads, which may name the block's locals.
     let mut braces = 0usize;
+    let mut groups = super::groups::Groups::default();
     let mut i = 0;
     while i < raw.len() {
         let (kind, span, spliced) = (raw[i].kind, raw[i].range(), raw[i].spliced);
@@ -448,7 +449,7 @@ pub fn adapt<'t>(
                                     | Tok::Return
                             );
                         if !hidden && (bytes == b"[" || cond || in_expression) {
-                            let (end, inside_plain) = balanced_plain(text, &raw, idx);
+                            let (end, inside_plain) = groups.balanced_plain(text, &raw, idx);
                             let closed = end <= raw.len()
                                 && end > idx + 1
                                 && text[raw[end - 1].range()]
@@ -716,7 +717,10 @@ pub(super) fn not_plain(text: &[u8], raw: &[Token], k: usize) -> bool {
 
 /// [`balanced`], and whether no token strictly between `raw[open]` and the
 /// last token of the group (its closer, or the text's last token when
-/// nothing closes it) is a brace or a tag keyword: one walk for both.
+/// nothing closes it) is a brace or a tag keyword: one walk for both. The
+/// adapter asks [`super::groups::Groups`], which gives the same answers and
+/// walks each group once; this is their definition.
+#[cfg(test)]
 pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
     let mut depth = 0usize;
     let mut plain = true;

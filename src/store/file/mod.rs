@@ -176,21 +176,25 @@ impl FileStore {
         let entries = v1.join("entries");
         let tmp = v1.join("tmp");
         let held = match laid_out(&entries, &tmp) {
-            Some(dir) => Some(dir),
+            Some(dir) => dir,
             None => {
                 for dir in [&v1, &entries, &tmp] {
                     ensure_dir(&*opts.io, dir)?;
                 }
-                hold_private_dir(&entries).ok()
+                private_or_refused(&entries)?
             }
         };
+        // `v1/` too must be the user's alone, as the root is (review
+        // 2026-12-02: an `entries/` or `v1/` others could write let another
+        // user's file be served, and loaded, as an entry).
+        private_or_refused(&v1)?;
         let state = SharedState::open(&v1.join("state"));
         let leases = LockDir::new(v1.join(LEASES_DIR));
         Ok(FileStore {
             root,
             v1,
             entries,
-            entries_dir: RwLock::new(held.map(Arc::new)),
+            entries_dir: RwLock::new(Some(Arc::new(held))),
             kept: kept::KeptFiles::default(),
             tmp,
             opts,
@@ -237,9 +241,14 @@ impl FileStore {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        // Never by path: a directory at `entries/` that could not be held
+        // afresh is not the user's alone, and nothing in it is read.
         let file = match &held {
             Some(dir) => io.open_read_beneath(dir, rel, path),
-            None => io.open_read(path),
+            None => Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "entries/ is no private directory of the current user",
+            )),
         };
         (held, file)
     }
@@ -501,6 +510,15 @@ fn entry_rel(name: &crate::key::Digest) -> PathBuf {
 /// which makes what is missing and reports what is in the way. `tmp/` is
 /// looked at without resolving `v1/` afresh: every later use of it resolves
 /// its whole path without following a symlink.
+/// `dir` held, when it is a private directory of the current user; else
+/// the store is refused.
+fn private_or_refused(dir: &Path) -> Result<File, StoreError> {
+    hold_private_dir(dir).map_err(|e| StoreError::UnsafeRoot {
+        path: dir.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
 fn laid_out(entries: &Path, tmp: &Path) -> Option<File> {
     let held = hold_private_dir(entries).ok()?;
     let t = std::fs::symlink_metadata(tmp).ok()?;

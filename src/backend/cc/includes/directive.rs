@@ -327,9 +327,14 @@ mod tests {
         // Two bodies that join to the same bytes are still different.
         let other: Body = ["ab", "c", "__LINE__"].into_iter().collect();
         assert_ne!(body, other);
+        // A function-like macro's parameters are no words of its body.
         let define = parse_directive(b"#define F(x, y) (x + g(y, __FILE__))").unwrap();
         let words: Vec<&[u8]> = define.define.as_ref().unwrap().body.iter().collect();
-        assert_eq!(words, [&b"x"[..], b"y", b"x", b"g", b"y", b"__FILE__"]);
+        assert_eq!(words, [&b"g"[..], b"__FILE__"]);
+        // An object-like macro's parenthesis opens no parameter list.
+        let define = parse_directive(b"#define G (x + y)").unwrap();
+        let words: Vec<&[u8]> = define.define.as_ref().unwrap().body.iter().collect();
+        assert_eq!(words, [&b"x"[..], b"y"]);
     }
 
     fn refs(line: &str) -> Result<Vec<(RefKind, String, bool)>, String> {

@@ -391,6 +391,18 @@ impl Validation {
         holds.then(|| Validation::new(entries, clock))
     }
 
+    /// Whether every file read is as it was by a stat taken now (no batch's
+    /// shared stat, no watch): for a check after a compile, which a file
+    /// written while it ran must fail. Directories are left out: a store, a
+    /// work directory or another process's files appearing beside the
+    /// kernel's sources change theirs, and what matters is what was read.
+    pub(crate) fn files_hold_now(&self) -> bool {
+        self.entries
+            .iter()
+            .filter(|(_, id)| id.is_some_and(|i| !i.is_dir()))
+            .all(|(p, id)| StatId::of(p) == *id)
+    }
+
     /// Whether everything the result was computed from is still as it was.
     pub(crate) fn holds(&self) -> bool {
         // Checked (or computed) since the batch began: every stat it rests

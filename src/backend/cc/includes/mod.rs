@@ -729,6 +729,12 @@ impl Closure {
     pub(crate) fn holds(&self) -> bool {
         self.validation.holds()
     }
+
+    /// Whether every file it read is as it was, by stats taken now (see
+    /// [`Validation::files_hold_now`]).
+    pub(crate) fn files_hold_now(&self) -> bool {
+        self.validation.files_hold_now()
+    }
 }
 
 impl Search {
