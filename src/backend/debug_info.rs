@@ -27,7 +27,7 @@ pub fn records_names(family: &str, options: &[String]) -> Option<String> {
                 ))
             } else {
                 judges_names(family, word).then(|| {
-                    format!("option `{word}` makes what the kernel's names are an outcome")
+                    format!("option `{word}` makes the outcome depend on the kernel's names")
                 })
             }
         })
