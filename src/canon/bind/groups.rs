@@ -15,9 +15,12 @@ use crate::canon::lexer::TokenKind;
 #[derive(Default)]
 pub(super) struct Groups {
     known: FxHashMap<u32, (u32, bool)>,
+    /// The walk's open groups, kept between calls (one allocation a text).
+    stack: Vec<Open>,
 }
 
 /// A group open during the walk: where, and whether it is plain so far.
+#[derive(Default)]
 struct Open {
     at: usize,
     plain: bool,
@@ -35,7 +38,20 @@ impl Groups {
         if let Some(&(end, plain)) = self.known.get(&(open as u32)) {
             return (end as usize, plain);
         }
-        let mut stack: Vec<Open> = Vec::new();
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        let answer = self.walk(text, raw, open, &mut stack);
+        self.stack = stack;
+        answer
+    }
+
+    fn walk(
+        &mut self,
+        text: &[u8],
+        raw: &[Token],
+        open: usize,
+        stack: &mut Vec<Open>,
+    ) -> (usize, bool) {
         for (j, t) in raw.iter().enumerate().skip(open) {
             let (kind, span, _) = t.parts();
             match kind {
@@ -53,10 +69,15 @@ impl Groups {
                             // Only before the first opener, which `open` is.
                             continue;
                         };
-                        self.known
-                            .insert(done.at as u32, (j as u32 + 1, done.plain));
+                        // The adapter asks each opener once, left to right:
+                        // only groups inside the one asked may be asked
+                        // later, and only they are kept.
                         match stack.last_mut() {
-                            Some(outer) => outer.plain &= done.plain,
+                            Some(outer) => {
+                                outer.plain &= done.plain;
+                                self.known
+                                    .insert(done.at as u32, (j as u32 + 1, done.plain));
+                            }
                             None => return (j + 1, done.plain),
                         }
                     }

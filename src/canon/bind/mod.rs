@@ -414,9 +414,7 @@ fn bind_with<'t>(
     let by_at = by_position(&sink.decls);
     resolve_pending(&mut sink, &by_at);
     judge(&mut a, &sink, &by_at, &unparsed, &mut binding);
-    if refused.is_some() {
-        binding.whole = refused;
-    }
+    binding.whole = binding.whole.take().or(refused);
     scratch::give(by_at);
     binding.unparsed = unparsed;
     binding.names = std::mem::take(&mut a.names);

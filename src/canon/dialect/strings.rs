@@ -135,6 +135,25 @@ pub(in crate::canon) fn odd_splice(text: &[u8]) -> Option<String> {
 /// 2026-12-02: `#include <a/*b.h>` hid the lines after it from every
 /// scan). The kernel is compiled every time.
 pub(in crate::canon) fn misread_header_name(line: &[u8]) -> Option<String> {
+    // Only a directive that names a file, or a conditional that may ask for
+    // one, has a header name: most (`#pragma`, `#define`) are passed by
+    // their first word.
+    let rest = line
+        .strip_prefix(b"#")
+        .or_else(|| line.strip_prefix(b"%:"))
+        .unwrap_or(line)
+        .trim_ascii_start();
+    let word = rest
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(rest, |n| &rest[..n]);
+    let names_one = matches!(word, b"include" | b"include_next" | b"import" | b"embed");
+    let asks = matches!(word, b"if" | b"elif") && line.windows(6).any(|w| w == b"__has_");
+    // A word hidden behind a comment or a splice is read the long way.
+    let hidden = rest.first().is_some_and(|b| matches!(b, b'/' | b'\\'));
+    if !(names_one || asks || hidden) {
+        return None;
+    }
     for key in [&b"include"[..], b"import", b"embed", b"__has_"] {
         let mut from = 0;
         while let Some(p) = line[from..].windows(key.len()).position(|w| w == key) {
