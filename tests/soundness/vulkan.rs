@@ -29,6 +29,23 @@ fn kc(name: &str, top: &str, body: &str) -> Spec {
 }
 
 cases!(Vulkan {
+    /// Review 2026-12-02 (GPU F4): the backend compiles under `#define
+    /// <symbol> main`, so the inner `kern` is `main` and shadows B's outer
+    /// `main`; a renamed `main` was A's `q`.
+    local_named_main_is_what_the_symbol_expands_to: Case::new(
+        kc(
+            "kern",
+            "",
+            "float q = 3.0; { float kern = 5.0; x[i0] *= q; }"
+        )
+        .bound(&["q"]),
+        kc(
+            "kern",
+            "",
+            "float main = 3.0; { float kern = 5.0; x[i0] *= main; }"
+        )
+        .bound(&["main"]),
+    ),
     group_leak_macro_in_a_changes_default_in_b: Case::new(
         kc("ka", "#define KC_SCALE 3.0", "x[i0] *= KC_SCALE;"),
         kc(

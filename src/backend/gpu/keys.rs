@@ -365,11 +365,21 @@ pub(crate) fn key_extras(
     let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
         .map_err(|e| crate::backend::cc::scan_error_for(family, e))?;
     let merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
+    // The Vulkan backend compiles the kernel under `#define <symbol> main`:
+    // a local spelled `main` is what the symbol's uses read (review
+    // 2026-12-02, GPU F4), so it keeps its name.
+    let reached = if driver == Toolchain::Vulkan {
+        let mut r = (*merged.reached).clone();
+        r.insert(b"main");
+        Arc::new(r)
+    } else {
+        merged.reached
+    };
     Ok(KeyExtras {
         digests: vec![scanned.closure.digest],
         macros: merged.macros,
         position_macros: merged.positional,
-        reached: merged.reached,
+        reached,
         uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
         records_names: crate::backend::records_names(family, options),
         // The search depends on the working directory, read per call: asked
