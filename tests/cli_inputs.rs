@@ -86,6 +86,43 @@ fn compile_a_fifo_is_refused_without_hanging() {
     refused(&run, 1, "not a regular file (a FIFO)");
 }
 
+/// Review 2026-12-02, GPU F17: a header the scan meets that is a FIFO (or a
+/// link to one) was taken for absent and handed to the compiler, which
+/// opened it and waited for ever.
+#[test]
+fn a_header_or_forced_include_that_is_a_fifo_is_refused_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ff.h");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink(&fifo, dir.path().join("link.h")).unwrap();
+    for (name, text) in [
+        ("q.c", "#include \"ff.h\"\nint k(void) { return 1; }\n"),
+        ("l.c", "#include \"link.h\"\nint k(void) { return 1; }\n"),
+        (
+            "h.c",
+            "#if __has_include(\"ff.h\")\n#endif\nint k(void) { return 1; }\n",
+        ),
+    ] {
+        let k = dir.path().join(name);
+        std::fs::write(&k, text).unwrap();
+        let run = kcache(
+            dir.path(),
+            &["compile", "--backend", "cc", k.to_str().unwrap()],
+        );
+        refused(&run, 1, "is no regular file");
+    }
+    let k = dir.path().join("plain.c");
+    std::fs::write(&k, "int k(void) { return 1; }\n").unwrap();
+    let inc = format!("--option=-include{}", fifo.display());
+    let run = kcache(
+        dir.path(),
+        &["compile", "--backend", "cc", &inc, k.to_str().unwrap()],
+    );
+    refused(&run, 1, "is no regular file");
+}
+
 #[test]
 fn compile_a_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,7 @@ mod backend_support;
 
 use std::path::Path;
 
-use backend_support::required;
+use backend_support::{available, required};
 use kcache::backend::{
     Backend, BackendError, BackendInfo, CompileJob, Compiled, KernelSource, Launch,
 };
@@ -31,19 +31,6 @@ fn job<'a>(kernels: &'a [KernelSource<'a>], options: &'a [String]) -> CompileJob
 
 fn options(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-/// Unwraps a backend, or says why it is skipped (`None`), or fails when the
-/// backend is required.
-fn available<B>(what: &str, backend: Result<B, BackendError>) -> Option<B> {
-    match backend {
-        Ok(backend) => Some(backend),
-        Err(err) if required(what) => panic!("{what} is required here but unavailable: {err}"),
-        Err(err) => {
-            eprintln!("skipped: {err}");
-            None
-        }
-    }
 }
 
 /// Runs the `#[ignore]`d test `name` of this test binary in a fresh process,

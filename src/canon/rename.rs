@@ -452,6 +452,13 @@ impl Renamer {
         if self.kernel_name.as_deref() == Some(name) {
             return Decision::Token;
         }
+        // The implementation's namespace holds keywords (`__int128`,
+        // `_Float16`) and the macros a driver defines unasked, which no
+        // list covers (NVRTC's `__volatile__`, PoCL's `_CL_*`: review
+        // 2026-12-02): a name there is never renamed, even when bound.
+        if names::is_reserved(name) {
+            return Decision::Never;
+        }
         if selected {
             return Decision::Rename;
         }
@@ -463,13 +470,6 @@ impl Renamer {
             {
                 return Decision::Rename;
             }
-        }
-        // The implementation's namespace holds keywords (`__int128`,
-        // `_Float16`, `__auto_type`): a kernel declaring one does not
-        // compile, so inference, which would rename any name a declaration
-        // seems to bind, never takes one.
-        if names::reserved_kept(name) {
-            return Decision::Never;
         }
         Decision::Keep
     }

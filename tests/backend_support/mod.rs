@@ -15,6 +15,19 @@ pub fn required(what: &str) -> bool {
         .is_ok_and(|list| list.split(',').any(|item| item.trim() == what))
 }
 
+/// Unwraps a backend, or says why it is skipped (`None`), or fails when the
+/// backend is required.
+pub fn available<B, E: std::fmt::Display>(what: &str, backend: Result<B, E>) -> Option<B> {
+    match backend {
+        Ok(backend) => Some(backend),
+        Err(err) if required(what) => panic!("{what} is required here but unavailable: {err}"),
+        Err(err) => {
+            eprintln!("skipped: {err}");
+            None
+        }
+    }
+}
+
 /// Runs the `#[ignore]`d test `name` of this test binary in a fresh process,
 /// with `var` set to `value` in its environment, and fails with its output
 /// unless it passed.

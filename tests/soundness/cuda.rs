@@ -138,6 +138,24 @@ fn segments(top: &str, body: &str) -> Case {
 }
 
 cases!(Ptx {
+    /// Review 2026-12-02, GPU F1: NVRTC's runtime header defines
+    /// `cudaGetDeviceProperties` as `cudaGetDeviceProperties_v2`, so B's
+    /// inner local is its outer one: B multiplies by 5, A by 3.
+    implicit_macro_of_nvrtcs_runtime_header_is_not_renamed: Case::new(
+        kc("km", "", "float q = 3.0f; { float r = 5.0f; x[i0] *= q; }").infer(),
+        kc(
+            "km",
+            "",
+            "float cudaGetDeviceProperties_v2 = 3.0f; { float cudaGetDeviceProperties = 5.0f; x[i0] *= cudaGetDeviceProperties_v2; }"
+        )
+        .infer(),
+    ),
+    /// Review 2026-12-02, GPU F7: NVRTC's `assert` spells its argument and
+    /// the function into the PTX's message string.
+    implicit_assert_spells_its_argument: Case::new(
+        kc("ka", "", "float q = 2.0f; assert(q < x[i0]); x[i0] *= q;").infer(),
+        kc("ka", "", "float r = 2.0f; assert(r < x[i0]); x[i0] *= r;").infer(),
+    ),
     group_leak_macro_in_a_changes_default_in_b: Case::new(
         kc("ka", "#define KC_SCALE 3.0f", "x[i0] *= KC_SCALE;"),
         kc("kb", "#ifndef KC_SCALE\n#define KC_SCALE 2.0f\n#endif", "x[i0] *= KC_SCALE;"),

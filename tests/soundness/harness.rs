@@ -129,6 +129,7 @@ pub struct Spec {
     options: Vec<String>,
     bound: Vec<String>,
     derivations: Vec<Derivation>,
+    infer: bool,
 }
 
 /// A kernel named `symbol` with `text`, no options, nothing bound.
@@ -139,6 +140,7 @@ pub fn k(symbol: &str, text: impl Into<String>) -> Spec {
         options: Vec::new(),
         bound: Vec::new(),
         derivations: Vec::new(),
+        infer: false,
     }
 }
 
@@ -161,6 +163,12 @@ impl Spec {
         self
     }
 
+    /// Renames every declared name the binder verifies (`--infer`).
+    pub fn infer(mut self) -> Self {
+        self.infer = true;
+        self
+    }
+
     /// Adds a derivation template (`PREFIX*SUFFIX`).
     pub fn derive(mut self, template: &str) -> Self {
         self.derivations
@@ -174,6 +182,7 @@ impl Spec {
             .options(self.options.iter().map(|o| o.replace(DIR, d)))
             .bound(self.bound.clone());
         kernel.canon.derivations = self.derivations.clone();
+        kernel.canon.infer = self.infer;
         kernel
     }
 }

@@ -42,7 +42,23 @@ fn hidden_define(hide: &str, name: &str) -> Spec {
     )
 }
 
+/// `q` against `name`, each inferred.
+fn implicit(name: &str) -> Spec {
+    kc("ki", "", &format!("float {name} = 2.0f; x[i0] += {name};")).infer()
+}
+
 cases!(OpenCl {
+    /// Review 2026-12-02, GPU F2: PoCL's `#define abs _cl_abs`, so B's
+    /// inner `abs` is its outer `_cl_abs`.
+    implicit_builtin_rename_macro_is_not_renamed: Case::new(
+        kc("ka", "", "float q = 3.0f; { float r = 5.0f; x[i0] *= q; }").infer(),
+        kc("ka", "", "float _cl_abs = 3.0f; { float abs = 5.0f; x[i0] *= _cl_abs; }").infer(),
+    ),
+    /// A reserved name PoCL defines (an attribute): B does not compile.
+    reserved_macro_of_pocl_is_not_renamed: Case::new(
+        implicit("q"),
+        implicit("_CL_OVERLOADABLE"),
+    ),
     group_leak_macro_in_a_changes_default_in_b: Case::new(
         kc("ka", "#define KC_SCALE 3.0f", "x[i0] *= KC_SCALE;"),
         kc("kb", "#ifndef KC_SCALE\n#define KC_SCALE 2.0f\n#endif", "x[i0] *= KC_SCALE;"),

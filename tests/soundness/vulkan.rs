@@ -87,6 +87,17 @@ cases!(Vulkan {
         kc("ko", "", "x[i0] *= v1_x;").opts(&["-Dv1_x=3.0", "-Dv2_x=5.0"]),
         kc("ko", "", "x[i0] *= v2_x;").opts(&["-Dv1_x=3.0", "-Dv2_x=5.0"]),
     ),
+    /// Review 2026-12-02, GPU F3: glslang defines every extension it
+    /// supports (B does not compile).
+    extension_macro_of_glslang_is_not_renamed: Case::new(
+        kc("kp", "", "float q = 2.0; x[i0] += q;").infer(),
+        kc(
+            "kp",
+            "",
+            "float GL_ARB_compute_shader = 2.0; x[i0] += GL_ARB_compute_shader;"
+        )
+        .infer(),
+    ),
     /// glslang predefines `VULKAN` (100): bound, it would be renamed.
     predefined_macro_vulkan_is_not_a_bound_name: Case::new(
         kc("kp", "", "x[i0] += float(n1_y);").bound(&["n1_y"]),

@@ -50,7 +50,8 @@ pub(crate) fn parse_dm(listing: &str) -> Vec<Define> {
 
 /// The names `options` define or undefine: `-DX`, `-D X`, `-DX=1`, `-UX`,
 /// `-U X`, `--define-macro=X`, `--define-macro X`, `--undefine-macro=X`,
-/// with the identifiers of the value as the body.
+/// glslang's `--D X` and `--U X`, with the identifiers of the value as the
+/// body.
 pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -64,6 +65,10 @@ pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
             "--define-macro",
             "--undefine-macro",
             "-define-macro",
+            // glslang's spellings (review 2026-12-02, GPU F9).
+            "--D",
+            "--U",
+            "--undef-macro",
         ] {
             if let Some(rest) = o.strip_prefix(flag) {
                 let rest = rest.strip_prefix('=').unwrap_or(rest);
@@ -217,6 +222,18 @@ impl Seed {
             reached: Arc::new(reached),
             bodied,
         }
+    }
+}
+
+impl Seed {
+    /// Also keeps `words` as written (see [`Merged::reached`]): a GPU
+    /// driver's aliases and the words they expand to.
+    pub(crate) fn keeping(mut self, words: &MacroNames) -> Seed {
+        let reached = Arc::make_mut(&mut self.reached);
+        for w in words.iter() {
+            reached.insert(w);
+        }
+        self
     }
 }
 

@@ -368,6 +368,30 @@ fn sets_arch(option: &str) -> bool {
         .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
 }
 
+/// NVRTC options that make it read a file the key cannot see (a header
+/// included before the kernel, a precompiled header) or write one (review
+/// 2026-12-02, GPU F6: `--pre-include=h` served the old `h`'s program).
+fn touches_files(option: &str) -> bool {
+    [
+        "--pre-include",
+        "-include",
+        "--pch",
+        "-pch",
+        "--create-pch",
+        "-create-pch",
+        "--use-pch",
+        "-use-pch",
+        "--pch-dir",
+        "-pch-dir",
+        "--time",
+        "-time",
+        "--fdevice-time-trace",
+        "-fdevice-time-trace",
+    ]
+    .iter()
+    .any(|flag| option == *flag || option.starts_with(&format!("{flag}=")))
+}
+
 impl Driver for CudaDriver {
     type Config = CudaConfig;
     type Device = CudaDevice;
@@ -438,9 +462,15 @@ impl Driver for CudaDriver {
     }
 
     fn check_options(&self, job: &CompileJob<'_>) -> Result<(), BackendError> {
-        match job.options.iter().find(|o| sets_arch(o)) {
-            Some(option) => Err(gpu::compile_error(FAMILY, job)(format!(
+        if let Some(option) = job.options.iter().find(|o| sets_arch(o)) {
+            return Err(gpu::compile_error(FAMILY, job)(format!(
                 "`{option}`: the architecture is the backend's configuration (CudaConfig::arch), not an option"
+            )));
+        }
+        match job.options.iter().find(|o| touches_files(o)) {
+            Some(option) => Err(gpu::compile_error(FAMILY, job)(format!(
+                "`{option}` makes NVRTC read or write a file kcache does not key on; \
+                 include the header from the kernel instead"
             ))),
             None => Ok(()),
         }
@@ -620,6 +650,30 @@ mod tests {
         assert!(sets_arch("-arch"));
         assert!(!sets_arch("-architecture-independent"));
         assert!(!sets_arch("--use_fast_math"));
+    }
+
+    #[test]
+    fn options_that_read_or_write_files_are_refused() {
+        for o in [
+            "--pre-include=h.h",
+            "-include=h.h",
+            "-include",
+            "--use-pch=p.pch",
+            "--create-pch=p.pch",
+            "-pch",
+            "--pch-dir=d",
+            "--time=t.csv",
+        ] {
+            assert!(touches_files(o), "{o}");
+        }
+        for o in [
+            "--include-path=inc",
+            "-I",
+            "--pre-included",
+            "-use_fast_math",
+        ] {
+            assert!(!touches_files(o), "{o}");
+        }
     }
 
     #[test]

@@ -24,16 +24,21 @@
 //!
 //! A driver cannot be asked for its predefined macros the way `cc -dM` can:
 //! each backend lists its language's documented ones (OpenCL C's
-//! `CL_VERSION_*`, `FP_FAST_FMA*`, math constants, limits; NVRTC's
-//! `__CUDACC__`, `__CUDA_ARCH__` and its built-in header's qualifiers;
-//! GLSL's `GL_*`, `VULKAN`), plus the host-target names a clang-based driver
-//! may define (`linux`, `unix`; `i386` and its kin on a 32-bit x86 host
-//! only), plus every name an option defines or undefines, every `#define`
-//! of every header read and of the kernel.
+//! `CL_VERSION_*`; NVRTC's `__CUDACC__`, `__CUDA_ARCH__` and its built-in
+//! header's qualifiers; GLSL's `GL_*`, `VULKAN`), every name the driver may
+//! define unasked (`implicit/*.txt`, from its own headers and by probing
+//! it: `scripts/gpu-macros`; `tests/gpu_implicit_macros.rs` checks them
+//! against the installed driver), the host-target names a clang-based
+//! driver may define (`linux`, `unix`; `i386` and its kin on a 32-bit x86
+//! host only), plus every name an option defines or undefines, every
+//! `#define` of every header read and of the kernel. NVRTC's `assert` is
+//! positional. The reserved namespace needs no list: no name there is
+//! renamed.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use super::implicit;
 use crate::backend::cc::includes::{self, Define};
 use crate::backend::cc::macros::{self, Seed};
 use crate::backend::{BackendError, KernelSource, KeyExtras};
@@ -270,20 +275,53 @@ pub enum Toolchain {
     Vulkan,
 }
 
-/// A driver's documented predefined names, bodiless.
+/// A driver's documented and implicit predefined names, bodiless.
 fn predefined_defines(driver: Toolchain) -> Vec<Define> {
     let names = match driver {
         Toolchain::OpenCl => OPENCL,
         Toolchain::Cuda => CUDA,
         Toolchain::Vulkan => GLSL,
     };
-    let all = names.iter().chain(HOST_NAMES).chain(macros::POSITIONAL);
-    all.map(|n| macros::bare(n)).collect()
+    // A keyword a driver's header may define (PoCL's `#define double
+    // error_undefined_type_double` on a device without doubles) is never
+    // renamed anyway, and listed as a macro it would give up every kernel's
+    // names (`keyword_macro`).
+    let implicit = (implicit::of(driver).macros.iter().copied())
+        .filter(|n| !crate::canon::rename::is_keyword(n.as_bytes()));
+    let all = (names
+        .iter()
+        .chain(HOST_NAMES)
+        .chain(macros::POSITIONAL)
+        .copied())
+    .chain(implicit);
+    let mut defines: Vec<Define> = all.map(macros::bare).collect();
+    if driver == Toolchain::Cuda {
+        defines.extend(
+            includes::parse_directive(NVRTC_ASSERT.as_bytes())
+                .ok()
+                .and_then(|d| d.define),
+        );
+    }
+    defines
+}
+
+/// NVRTC's `assert`, as its built-in header has it in effect: it spells its
+/// argument and the function's name into the message a failing assertion
+/// prints (review 2026-12-02, GPU F7), so it is positional and a kernel
+/// that uses it is keyed on its raw text.
+const NVRTC_ASSERT: &str = "#define assert(e) __assertfail(#e, __FILE__, __LINE__, __func__, 1)";
+
+/// The driver's aliases as macros (see [`implicit`]'s docs: for when a
+/// definition reaches what they expand to).
+fn aliases_as_macros(driver: Toolchain) -> impl Iterator<Item = Define> {
+    implicit::of(driver).aliases.iter().map(|n| macros::bare(n))
 }
 
 fn predefined(driver: Toolchain) -> &'static Arc<Seed> {
     static SETS: [OnceLock<Arc<Seed>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    SETS[driver as usize].get_or_init(|| Arc::new(Seed::new(predefined_defines(driver))))
+    SETS[driver as usize].get_or_init(|| {
+        Arc::new(Seed::new(predefined_defines(driver)).keeping(&implicit::of(driver).kept))
+    })
 }
 
 /// The predefined names with `options`' own, memoized per option list.
@@ -300,8 +338,11 @@ fn seed(driver: Toolchain, options: &[String]) -> Arc<Seed> {
         .unwrap_or_else(|e| e.into_inner());
     Arc::clone(seeds.entry((driver, options.to_vec())).or_insert_with(|| {
         let mut all = predefined_defines(driver);
+        if implicit::of(driver).reached_by(&own) {
+            all.extend(aliases_as_macros(driver));
+        }
         all.extend(own);
-        Arc::new(Seed::new(all))
+        Arc::new(Seed::new(all).keeping(&implicit::of(driver).kept))
     }))
 }
 
@@ -364,7 +405,13 @@ pub(crate) fn key_extras(
     let label = format!("kernel `{}`", kernel.symbol);
     let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
         .map_err(|e| crate::backend::cc::scan_error_for(family, e))?;
-    let merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
+    let mut merged = macros::merge(&seed, &scanned.closure, &scanned.defines);
+    let list = implicit::of(driver);
+    if list.reached_by(&scanned.closure.defines) || list.reached_by(&scanned.defines) {
+        let mut all = (*merged.macros).clone();
+        all.extend(list.aliases.iter());
+        merged.macros = Arc::new(all);
+    }
     // The Vulkan backend compiles the kernel under `#define <symbol> main`:
     // a local spelled `main` is what the symbol's uses read (review
     // 2026-12-02, GPU F4), so it keeps its name.
@@ -482,6 +529,71 @@ mod tests {
             Err(BackendError::Refused { .. }) => {}
             other => panic!("a computed include must be refused: {other:?}"),
         }
+    }
+
+    /// Review 2026-12-02, GPU F1, F2, F3, F7: names each driver defines
+    /// unasked, which a local spelled like one is read as.
+    #[test]
+    fn each_drivers_unasked_macros_are_kept_and_nvrtcs_assert_is_positional() {
+        for (family, driver, names) in [
+            (
+                "cuda",
+                Toolchain::Cuda,
+                &[
+                    "cudaGetDeviceProperties",
+                    "assert",
+                    "va_start",
+                    "NV_IS_DEVICE",
+                ][..],
+            ),
+            (
+                "opencl",
+                Toolchain::OpenCl,
+                &["abs", "cl_khr_fp64", "MAXFLOAT", "CLK_LOCAL_MEM_FENCE"],
+            ),
+            (
+                "vulkan",
+                Toolchain::Vulkan,
+                &["GL_ARB_compute_shader", "GL_EXT_shader_atomic_float"],
+            ),
+        ] {
+            let k = KernelSource {
+                symbol: "k",
+                text: "void k() {}",
+            };
+            let e = key_extras(family, driver, &k, &[]).unwrap();
+            for n in names {
+                let kept = e.macros.contains(n.as_bytes()) || e.reached.contains(n.as_bytes());
+                assert!(kept, "{family}: {n}");
+            }
+            assert_eq!(
+                e.position_macros.contains(&b"assert"[..]),
+                driver == Toolchain::Cuda,
+                "{family}"
+            );
+        }
+    }
+
+    /// PoCL's `#define fmax _cl_fmax`: `fmax(a, b)` is a plain call, so its
+    /// arguments may be renamed, unless something defines `_cl_fmax` as a
+    /// macro, which a call of `fmax` would then expand.
+    #[test]
+    fn an_alias_is_a_macro_only_where_a_definition_reaches_what_it_expands_to() {
+        let plain = extras("kernel void k() {}", &[]).unwrap();
+        assert!(!plain.macros.contains(&b"fmax"[..]));
+        assert!(plain.reached.contains(&b"fmax"[..]) && plain.reached.contains(&b"_cl_fmax"[..]));
+        let own = extras("#define _cl_fmax(a, b) a##b\nkernel void k() {}", &[]).unwrap();
+        assert!(
+            own.macros.contains(&b"fmax"[..]),
+            "the kernel's own definition"
+        );
+        let opt = extras("kernel void k() {}", &["-D_cl_fmax(a,b)=a"]).unwrap();
+        assert!(opt.macros.contains(&b"fmax"[..]), "an option's");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("h.h"), "#define _cl_fmax(a, b) a\n").unwrap();
+        let inc = format!("-I{}", dir.path().display());
+        let header = extras("#include <h.h>\nkernel void k() {}", &[&inc]).unwrap();
+        assert!(header.macros.contains(&b"fmax"[..]), "a header's");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 use super::{BackendError, BackendInfo, CompileJob, Launch};
 
 mod backend;
+mod implicit;
 pub(crate) use super::shared::{find_on_path, is_identifier};
 pub(crate) mod keys;
 mod lifecycle;

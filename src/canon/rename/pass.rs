@@ -242,11 +242,10 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 {
                     crate::canon::bind::Reason::Macro.describe().to_string()
                 }
-                Decision::Never
-                    if super::names::reserved_kept(name)
-                        && !self.renamer.classes.contains_key(name) =>
-                {
-                    "is in the reserved namespace, where keywords are".to_string()
+                Decision::Never if crate::canon::rename::is_reserved(name) => {
+                    "is in the reserved namespace, the implementation's (keywords, \
+                     a driver's macros)"
+                        .to_string()
                 }
                 Decision::Never => "is listed in keep or free".to_string(),
                 _ => "stands after a member operator".to_string(),

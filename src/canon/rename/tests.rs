@@ -313,6 +313,30 @@ fn inference_lists_each_unverified_declared_name_once() {
     assert_eq!(c.inferred, vec!["a".to_string()]);
 }
 
+/// Review 2026-12-02 (GPU F1, F2 note): a driver defines macros in the
+/// reserved namespace no list covers (NVRTC's `__volatile__`, PoCL's
+/// `_CL_*`), so inference keeps every reserved name; `_q` is not reserved.
+#[test]
+fn inference_keeps_every_name_in_the_reserved_namespace() {
+    let text =
+        b"void k(float* a) { float __q = 1; float _Q = 2; float _q = 3; a[0] = __q + _Q + _q; }\n";
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let c = Renamer::new(&o).canonicalize(text);
+    assert_eq!(c.inferred, vec!["a".to_string(), "_q".to_string()]);
+    let kept: Vec<&str> = c.kept.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(kept, ["__q", "_Q"]);
+    assert!(
+        c.kept
+            .iter()
+            .all(|(_, why)| why.contains("reserved namespace")),
+        "{:?}",
+        c.kept
+    );
+}
+
 #[test]
 fn a_position_macro_or_asm_in_code_is_seen_when_only_one_name_starts_with_an_underscore() {
     // The walk hands the riding scan no name at all when no name's spelling

@@ -56,6 +56,11 @@ pub(super) struct Lookup {
     /// identity it had (`None`: absent), in the order first met.
     pub watch: Vec<(PathBuf, Option<StatId>)>,
     watched: HashSet<PathBuf>,
+    /// The first candidate met that is neither a regular file nor a
+    /// directory (a FIFO, a socket, a device): a compiler opens it and
+    /// waits, or reads what another process writes (review 2026-12-02, GPU
+    /// F17), so the scan refuses the text.
+    pub irregular: Option<PathBuf>,
 }
 
 impl Lookup {
@@ -86,11 +91,16 @@ impl Lookup {
             }
             return false;
         };
-        let found = if m.file_type().is_symlink() {
-            std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        // What the compiler opens: the link's target (none when dangling).
+        let target = if m.file_type().is_symlink() {
+            std::fs::metadata(path).ok()
         } else {
-            m.is_file()
+            Some(m.clone())
         };
+        let found = target.as_ref().is_some_and(|t| t.is_file());
+        if target.is_some_and(|t| !t.is_file() && !t.is_dir()) && self.irregular.is_none() {
+            self.irregular = Some(path.to_path_buf());
+        }
         if found && !m.file_type().is_symlink() {
             self.plain.insert(path.to_path_buf());
         }

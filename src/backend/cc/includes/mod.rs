@@ -453,7 +453,18 @@ impl Scanner<'_> {
         depth: usize,
         conditional: bool,
     ) -> Result<(), ScanError> {
-        let Some(found) = self.resolve(r, from) else {
+        let found = self.resolve(r, from);
+        if let Some(odd) = self.lookup.irregular.take() {
+            return Err(ScanError::Refused {
+                input: String::new(),
+                reason: format!(
+                    "{} is no regular file (a FIFO, a socket or a device): the compiler \
+                     would wait on it, or read what another process writes",
+                    odd.display()
+                ),
+            });
+        }
+        let Some(found) = found else {
             let mut h = PartsHasher::new();
             h.part("kcache-cc")
                 .part("absent")
@@ -555,6 +566,12 @@ impl Scanner<'_> {
             };
             self.resolve(&r, &Origin::tu(None, ""))
         };
+        if let Some(odd) = self.lookup.irregular.take() {
+            return Err(refuse(format!(
+                "{} is no regular file: the compiler would wait on it",
+                odd.display()
+            )));
+        }
         let Some(found) = found else {
             return Err(refuse(
                 "reads a file kcache cannot find in the source directory or the \
