@@ -743,3 +743,45 @@ mod sqlite {
         }
     }
 }
+
+/// Review 2026-12-02, store F4: a process stopped while holding `v1/state`'s
+/// lock hung every other process on the store, a plain hit included.
+#[test]
+fn a_held_state_lock_delays_a_store_by_its_bound_and_nothing_else() {
+    use std::os::fd::AsRawFd;
+    let s = Setup::new();
+    s.open(BIG).put(b"old", b"v").unwrap();
+    // flock is per open file description: this one stands for a stopped
+    // holder in another process.
+    let holder = fs::File::open(s.root().join("v1/state")).unwrap();
+    // SAFETY: flock on an open descriptor.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let opts = FileStoreOptions {
+        max_bytes: BIG,
+        state_lock_wait: Duration::from_millis(20),
+        ..FileStoreOptions::default()
+    };
+    let root = s.root();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let store = FileStore::open_with(&root, opts).unwrap();
+        let hit = store.get(b"old").unwrap();
+        let put = store.put(b"new", b"w");
+        let got = store.get(b"new").unwrap();
+        let stats = store.stats();
+        drop(store);
+        tx.send((hit, put, got, stats)).unwrap();
+    });
+    let (hit, put, got, stats) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the store waited on a held state lock without a bound");
+    // What needs no lock works: hits, writes and reads of what was written.
+    assert_eq!(hit.as_deref(), Some(&b"v"[..]));
+    put.unwrap();
+    assert_eq!(got.as_deref(), Some(&b"w"[..]));
+    // What does (the shared counters) is an error, not a wait.
+    assert_eq!(stats.unwrap_err().kind(), StoreErrorKind::Busy);
+    drop(holder);
+    let after = s.open(BIG).stats().unwrap();
+    assert_eq!(after.entries, 2);
+}

@@ -131,6 +131,14 @@
 //!   entries down to a low-water mark (90 % of the cap by default). An entry
 //!   that another process deleted first still counts as gone, so a lost race
 //!   never makes an eviction pass delete more than it must.
+//! * The `flock` on `v1/state` is waited for 500 ms at most
+//!   ([`FileStoreOptions::state_lock_wait`]): past that (a holder stopped by
+//!   SIGSTOP or a debugger) the update is skipped, warned about once and
+//!   counted as an error, and the process waits no more until it gets the
+//!   lock again. Reads, writes and eviction need no lock and go on;
+//!   `stats` is an error ([`StoreErrorKind::Busy`]); the skipped counts join
+//!   the next update that gets the lock, which marks the byte total unknown
+//!   so a later write scans.
 //!
 //! # Single-flight (file and SQLite stores)
 //!
@@ -422,6 +430,15 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// Another process held the file store's state lock (`v1/state`) past
+    /// the bound: the counters and byte total were left as they were.
+    #[error("another process held {} locked for over {waited:?} (a stopped kcache?); the store's counters and byte total were not updated", path.display())]
+    StateBusy {
+        /// The state file.
+        path: PathBuf,
+        /// How long this process waits for it.
+        waited: Duration,
+    },
     /// The store does not implement an optional operation.
     #[error("{store} does not support {op}")]
     Unsupported {
@@ -457,6 +474,7 @@ impl StoreError {
         match self {
             StoreError::Io { source, .. } => io_kind(source),
             StoreError::UnsafeRoot { .. } => StoreErrorKind::Refused,
+            StoreError::StateBusy { .. } => StoreErrorKind::Busy,
             StoreError::NoCacheDir
             | StoreError::Config { .. }
             | StoreError::BadKeyHex { .. }

@@ -21,7 +21,7 @@ use super::fsio::{FsIo, RealFs};
 use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
 use super::nofollow;
 use super::root::{hold_private_dir, prepare_root};
-use super::state::SharedState;
+use super::state::{SharedState, DEFAULT_LOCK_WAIT};
 use super::{
     counted::CountedStore, key_to_hex, Clock, CorruptEntry, Counters, EntryInfo, PruneReport,
     StoreError, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
@@ -45,6 +45,10 @@ pub struct FileStoreOptions {
     pub io: Arc<dyn FsIo>,
     /// The time source for access times and temp-file ages.
     pub clock: Arc<dyn Clock>,
+    /// How long an update of `v1/state` waits for another process's lock
+    /// before going on without it (counted as an error, the byte total then
+    /// rebuilt by a later scan). Default 500 ms.
+    pub state_lock_wait: Duration,
 }
 
 impl Default for FileStoreOptions {
@@ -55,6 +59,7 @@ impl Default for FileStoreOptions {
             stale_temp_age: Duration::from_secs(3600),
             io: Arc::new(RealFs),
             clock: Arc::new(SystemClock),
+            state_lock_wait: DEFAULT_LOCK_WAIT,
         }
     }
 }
@@ -188,7 +193,7 @@ impl FileStore {
         // 2026-12-02: an `entries/` or `v1/` others could write let another
         // user's file be served, and loaded, as an entry).
         private_or_refused(&v1)?;
-        let state = SharedState::open(&v1.join("state"));
+        let state = SharedState::open(&v1.join("state"), opts.state_lock_wait);
         let leases = LockDir::new(v1.join(LEASES_DIR));
         Ok(FileStore {
             root,
@@ -428,21 +433,40 @@ impl FileStore {
     }
 
     /// Adds `delta` bytes to the shared running total, folding this
-    /// process's counters in; whether a scan is due.
+    /// process's counters in; whether a scan is due. A state lock held past
+    /// its bound is counted and answers no: the write stands, and the next
+    /// update that gets the lock marks the total unknown, so a later write
+    /// scans.
     pub(super) fn account(&self, delta: i64) -> bool {
         let counts = self.counters.take();
         let rec = self.state.update(|r| {
             r.bytes = r.bytes.saturating_add_signed(delta);
             r.absorb(counts);
         });
-        !rec.bytes_known || rec.bytes > self.opts.max_bytes
+        match rec {
+            Ok(rec) => !rec.bytes_known || rec.bytes > self.opts.max_bytes,
+            Err(_) => {
+                Counters::bump(&self.counters.errors);
+                false
+            }
+        }
     }
 
-    /// Moves this process's counters into the shared record.
-    pub(super) fn flush_counters(&self) {
+    /// Moves this process's counters into the shared record (kept for a
+    /// later update while another process holds its lock).
+    pub(super) fn flush_counters(&self) -> Result<(), StoreError> {
         let counts = self.counters.take();
         if !counts.is_zero() {
-            self.state.update(|r| r.absorb(counts));
+            self.state.update(|r| r.absorb(counts))?;
+        }
+        Ok(())
+    }
+
+    /// Notes that an update of the shared record was skipped (the state
+    /// lock was held past its bound; logged once by the state itself).
+    pub(super) fn state_skipped<T>(&self, r: Result<T, StoreError>) {
+        if r.is_err() {
+            Counters::bump(&self.counters.errors);
         }
     }
 
@@ -596,8 +620,7 @@ impl CountedStore for FileStore {
     }
 
     fn raw_flush(&self) -> Result<(), StoreError> {
-        self.flush_counters();
-        Ok(())
+        self.flush_counters()
     }
 
     fn raw_put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
@@ -652,8 +675,10 @@ impl CountedStore for FileStore {
 
     fn raw_stats(&self) -> Result<StoreStats, StoreError> {
         let scan = self.scan()?;
-        self.flush_counters();
-        let rec = self.state.read();
+        // Counters another process holds locked are not known: an error
+        // rather than a wait or a wrong figure.
+        self.flush_counters()?;
+        let rec = self.state.read()?;
         let mut s = StoreStats {
             entries: scan.found.len() as u64,
             bytes: scan.total,
@@ -666,6 +691,7 @@ impl CountedStore for FileStore {
 
 impl Drop for FileStore {
     fn drop(&mut self) {
-        self.flush_counters();
+        // A lock held past its bound was warned about; the counts are lost.
+        let _ = self.flush_counters();
     }
 }

@@ -244,7 +244,8 @@ impl FileStore {
                 });
             }
         }
-        self.flush_counters();
+        // The report stands without the shared counters.
+        self.state_skipped(self.flush_counters());
         Ok(report)
     }
 

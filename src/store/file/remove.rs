@@ -134,7 +134,9 @@ impl FileStore {
         if let Err(e) = self.sweep_stale_temps() {
             tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
         }
-        let before = self.state.read();
+        // Eviction needs no lock: a state lock held past its bound only
+        // leaves the total to the next scan.
+        let before = self.state.read().ok();
         let Scan {
             mut found,
             mut total,
@@ -167,15 +169,15 @@ impl FileStore {
         report.remaining_bytes = total;
         // The scan's total is the truth as of the scan; writes other
         // processes accounted while it ran are kept on top of it.
-        self.state.update(|r| {
-            let since = if before.bytes_known {
-                r.bytes.saturating_sub(before.bytes)
-            } else {
-                0
+        let written = self.state.update(|r| {
+            let since = match before {
+                Some(b) if b.bytes_known => r.bytes.saturating_sub(b.bytes),
+                _ => 0,
             };
             r.bytes = total + since;
             r.bytes_known = true;
         });
+        self.state_skipped(written);
         Ok(report)
     }
 
@@ -217,10 +219,11 @@ impl FileStore {
                 kept += size;
             }
         }
-        self.state.update(|r| {
+        let written = self.state.update(|r| {
             r.bytes = kept;
             r.bytes_known = true;
         });
+        self.state_skipped(written);
         Ok(())
     }
 }
