@@ -77,6 +77,9 @@
 //!
 //! * Every directory is created mode 0700 and every file 0600, set
 //!   explicitly: the umask never decides.
+//! * No other user can replace the root: every directory above it is the
+//!   user's or root's and writable by no one else, unless sticky (`/tmp`) or
+//!   group-writable for the user's private group alone.
 //! * No symlink below the root is ever followed: paths are opened with
 //!   `openat2(RESOLVE_NO_SYMLINKS)` (or one `O_NOFOLLOW` directory at a
 //!   time), and unlink, rename and mkdir act through a handle on the
