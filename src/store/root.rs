@@ -63,10 +63,16 @@ pub(crate) fn prepare_root(root: &Path) -> Result<PathBuf, StoreError> {
     }
     let mode = meta.permissions().mode();
     if mode & 0o022 != 0 {
+        // A sticky one is shared on purpose (`/tmp`): narrowing it would
+        // break the system (review 2026-12-02, store F9.4).
+        let advice = if mode & 0o1000 != 0 {
+            "it is a shared directory: use a directory of your own".to_string()
+        } else {
+            format!("run `chmod go-w {}` if that is unintended", root.display())
+        };
         return Err(refuse(format!(
-            "writable by other users (mode {:o}); run `chmod go-w {}` if that is unintended",
-            mode & 0o7777,
-            root.display()
+            "writable by other users (mode {:o}); {advice}",
+            mode & 0o7777
         )));
     }
     // Every component was just seen not to be a link: with no `..` either,
@@ -367,6 +373,17 @@ mod tests {
         let e = prepare_root(&root).unwrap_err();
         assert!(matches!(e, StoreError::UnsafeRoot { .. }), "{e}");
         assert!(e.to_string().contains("writable by other users"), "{e}");
+    }
+
+    #[test]
+    fn a_sticky_shared_root_is_refused_without_advice_to_narrow_it() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("shared");
+        fs::create_dir(&root).unwrap();
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o1777)).unwrap();
+        let e = prepare_root(&root).unwrap_err().to_string();
+        assert!(e.contains("use a directory of your own"), "{e}");
+        assert!(!e.contains("chmod"), "{e}");
     }
 
     #[test]
