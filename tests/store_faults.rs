@@ -429,6 +429,54 @@ fn stale_temp_files_are_swept_by_the_first_write_and_on_eviction() {
     assert!(!dead.exists(), "swept before eviction");
 }
 
+/// Review 2026-12-02, store F5: the sweep removed everything old in
+/// `v1/tmp/`, directories and files kcache never wrote included.
+#[test]
+fn the_temp_sweep_removes_only_kcache_temp_files_never_directories_or_symlinks() {
+    let s = Setup::new();
+    let clock = Arc::new(ManualClock::new(SystemTime::now()));
+    let store = FileStore::open_with(
+        s.root(),
+        FileStoreOptions {
+            clock: clock.clone(),
+            ..FileStoreOptions::default()
+        },
+    )
+    .unwrap();
+    let tmp = s.root().join("v1/tmp");
+    let outside = s.dir.path().join("outside");
+    fs::write(&outside, b"precious").unwrap();
+    let ours = ["put-1-1-dead", "evict-12-3-0badf00d"];
+    for n in ours {
+        fs::write(tmp.join(n), b"half").unwrap();
+    }
+    fs::write(tmp.join("notes.txt"), b"mine").unwrap();
+    fs::write(tmp.join("put-1-x-dead"), b"mine").unwrap();
+    fs::create_dir_all(tmp.join("build")).unwrap();
+    fs::write(tmp.join("build/a.o"), b"mine").unwrap();
+    fs::create_dir(tmp.join("put-9-9-beef")).unwrap();
+    std::os::unix::fs::symlink(&outside, tmp.join("evict-7-7-aaaa")).unwrap();
+    clock.advance(Duration::from_secs(7200));
+    assert_eq!(store.sweep_stale_temps().unwrap(), ours.len());
+    let mut left: Vec<_> = fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "build",
+            "evict-7-7-aaaa",
+            "notes.txt",
+            "put-1-x-dead",
+            "put-9-9-beef"
+        ]
+    );
+    assert_eq!(fs::read(tmp.join("build/a.o")).unwrap(), b"mine");
+    assert_eq!(fs::read(&outside).unwrap(), b"precious");
+}
+
 #[test]
 fn deleted_tmp_and_shard_directories_are_recreated() {
     let s = Setup::new();

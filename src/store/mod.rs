@@ -67,7 +67,8 @@
 //! What is not a regular file where an entry (or a shard directory) should be
 //! — a symlink, a FIFO, a socket, a device, a directory — is removed the
 //! first time it is met (a directory that is not empty is moved into `tmp/`
-//! and swept with the stale temp files), and `verify` reports it.
+//! as `stray-…` and left there, with a warning: kcache did not write what it
+//! holds), and `verify` reports it.
 //!
 //! The SQLite store keeps `key`, `value`, `size`, `checksum` and `last_access`
 //! columns in one table; each value is framed with its key and the checksum
@@ -109,7 +110,9 @@
 //!   mix; concurrent writers of one key leave exactly one of their values.
 //! * A writer that dies between writing and renaming leaves only a temp file,
 //!   swept once it is older than an hour (by the store's first write, before
-//!   every eviction and on `clear`; a store only read leaves it be).
+//!   every eviction and on `clear`; a store only read leaves it be). Only
+//!   regular files named as kcache names its temp files are swept, never a
+//!   directory, a symlink or another name.
 //!   A deleted `tmp/` (or shard directory) is recreated by the next write.
 //! * A hit keeps its entry file open (per store at most 16 files of at most
 //!   1 MiB, least recently used first out), and the next read of that entry

@@ -295,6 +295,11 @@ impl FileStore {
     /// many. Runs before this store's first write, before every eviction
     /// and on `clear`: only a writer leaves temp files, so a store that is
     /// only read (a warm `kcache compile`) lists no directory for them.
+    ///
+    /// Only regular files named as this store names its temp files go
+    /// (review 2026-12-02, store F5: everything old went, directories and
+    /// files kcache never wrote included); a directory, a symlink or
+    /// another name is left as it is.
     pub fn sweep_stale_temps(&self) -> Result<usize, StoreError> {
         self.swept.store(true, Ordering::Relaxed);
         let io = &*self.opts.io;
@@ -306,8 +311,15 @@ impl FileStore {
         let now = self.opts.clock.now();
         let mut swept = 0;
         for name in names {
+            if !remove::is_temp_name(&name) {
+                continue;
+            }
             let p = self.tmp.join(&name);
+            // Not followed: a symlink is no file here.
             let Ok(m) = io.metadata(&p) else { continue };
+            if !m.file_type().is_file() {
+                continue;
+            }
             let stale = m
                 .modified()
                 .ok()
@@ -316,17 +328,9 @@ impl FileStore {
             if !stale {
                 continue;
             }
-            // A directory here was moved out of an entry's place. Removing
-            // it whole is safe: no symlink in it is followed.
-            let removed = if m.is_dir() {
-                remove::remove_tree(io, &p, 16)
-            } else {
-                io.remove_file(&p)
-            };
-            match removed {
+            match io.remove_file(&p) {
                 Ok(()) => swept += 1,
                 Err(e) if not_found(&e) => {}
-                Err(_) if m.is_dir() => {}
                 Err(e) => return Err(StoreError::io("remove stale temp file", p, e)),
             }
         }
