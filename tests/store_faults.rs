@@ -833,3 +833,20 @@ fn a_held_state_lock_delays_a_store_by_its_bound_and_nothing_else() {
     let after = s.open(BIG).stats().unwrap();
     assert_eq!(after.entries, 2);
 }
+
+/// Review 2026-12-02, store F9.1: a process with a smaller cap removed
+/// other processes' sound entries and counted them corrupt.
+#[test]
+fn an_entry_past_a_smaller_cap_is_a_miss_not_corrupt() {
+    let s = Setup::new();
+    s.open(BIG).put(b"k", &[7; 100]).unwrap();
+    let small = s.open(50);
+    assert_eq!(small.get(b"k").unwrap(), None);
+    assert!(small.verify().unwrap().corrupt.is_empty());
+    assert_eq!(small.stats().unwrap().corrupt, 0);
+    drop(small);
+    assert_eq!(
+        s.open(BIG).get(b"k").unwrap().as_deref(),
+        Some(&[7; 100][..])
+    );
+}

@@ -59,7 +59,8 @@
 //! it is still read and verified, never written.
 //!
 //! A read checks that the file is a regular file no larger than the cap or
-//! [`MAX_ENTRY_BYTES`] (before reading any of it), the magic, that the
+//! [`MAX_ENTRY_BYTES`] (before reading any of it; one past the cap alone is a
+//! miss, left to a process with a larger cap), the magic, that the
 //! reserved bytes are zero, that the file's size matches both lengths, that
 //! the stored key hashes to the file's name (so a damaged key is detected and a
 //! hash collision could never serve another key's bytes) and the checksum.
