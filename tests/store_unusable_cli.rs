@@ -439,3 +439,35 @@ fn a_refused_store_directory_gets_no_compilers_folder() {
         );
     }
 }
+
+/// Review 2026-12-02, store F9.13: with no `HOME` (a systemd unit, `env -i`)
+/// and nothing configured, the compile failed instead of running without
+/// the store.
+#[test]
+fn no_cache_directory_to_be_found_is_one_warning_and_a_compile() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = kernel(t.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args(["compile", "--json", "--backend", "cc"])
+        .arg(&file)
+        .env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("KCACHE_DIR")
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(outcome(&out), "compiled");
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("no cache directory"), "{w:?}");
+}

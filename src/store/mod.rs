@@ -482,13 +482,14 @@ impl StoreError {
             StoreError::Io { source, .. } => io_kind(source),
             StoreError::UnsafeRoot { .. } => StoreErrorKind::Refused,
             StoreError::StateBusy { .. } => StoreErrorKind::Busy,
-            StoreError::NoCacheDir
-            | StoreError::Config { .. }
+            StoreError::Config { .. }
             | StoreError::BadKeyHex { .. }
             | StoreError::SqliteUnavailable => StoreErrorKind::Config,
             #[cfg(feature = "sqlite")]
             StoreError::Sqlite { source, .. } => sqlite::error_kind(source),
-            StoreError::KeyTooLong { .. }
+            // Nothing configured is no bad configuration (review F9.13).
+            StoreError::NoCacheDir
+            | StoreError::KeyTooLong { .. }
             | StoreError::Forged { .. }
             | StoreError::Incompatible { .. }
             | StoreError::Remote { .. }
