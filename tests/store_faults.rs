@@ -429,6 +429,54 @@ fn stale_temp_files_are_swept_by_the_first_write_and_on_eviction() {
     assert!(!dead.exists(), "swept before eviction");
 }
 
+/// Review 2026-12-02, store F5: the sweep removed everything old in
+/// `v1/tmp/`, directories and files kcache never wrote included.
+#[test]
+fn the_temp_sweep_removes_only_kcache_temp_files_never_directories_or_symlinks() {
+    let s = Setup::new();
+    let clock = Arc::new(ManualClock::new(SystemTime::now()));
+    let store = FileStore::open_with(
+        s.root(),
+        FileStoreOptions {
+            clock: clock.clone(),
+            ..FileStoreOptions::default()
+        },
+    )
+    .unwrap();
+    let tmp = s.root().join("v1/tmp");
+    let outside = s.dir.path().join("outside");
+    fs::write(&outside, b"precious").unwrap();
+    let ours = ["put-1-1-dead", "evict-12-3-0badf00d"];
+    for n in ours {
+        fs::write(tmp.join(n), b"half").unwrap();
+    }
+    fs::write(tmp.join("notes.txt"), b"mine").unwrap();
+    fs::write(tmp.join("put-1-x-dead"), b"mine").unwrap();
+    fs::create_dir_all(tmp.join("build")).unwrap();
+    fs::write(tmp.join("build/a.o"), b"mine").unwrap();
+    fs::create_dir(tmp.join("put-9-9-beef")).unwrap();
+    std::os::unix::fs::symlink(&outside, tmp.join("evict-7-7-aaaa")).unwrap();
+    clock.advance(Duration::from_secs(7200));
+    assert_eq!(store.sweep_stale_temps().unwrap(), ours.len());
+    let mut left: Vec<_> = fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "build",
+            "evict-7-7-aaaa",
+            "notes.txt",
+            "put-1-x-dead",
+            "put-9-9-beef"
+        ]
+    );
+    assert_eq!(fs::read(tmp.join("build/a.o")).unwrap(), b"mine");
+    assert_eq!(fs::read(&outside).unwrap(), b"precious");
+}
+
 #[test]
 fn deleted_tmp_and_shard_directories_are_recreated() {
     let s = Setup::new();
@@ -742,4 +790,63 @@ mod sqlite {
             assert_eq!(mode, 0o600, "{p}");
         }
     }
+}
+
+/// Review 2026-12-02, store F4: a process stopped while holding `v1/state`'s
+/// lock hung every other process on the store, a plain hit included.
+#[test]
+fn a_held_state_lock_delays_a_store_by_its_bound_and_nothing_else() {
+    use std::os::fd::AsRawFd;
+    let s = Setup::new();
+    s.open(BIG).put(b"old", b"v").unwrap();
+    // flock is per open file description: this one stands for a stopped
+    // holder in another process.
+    let holder = fs::File::open(s.root().join("v1/state")).unwrap();
+    // SAFETY: flock on an open descriptor.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let opts = FileStoreOptions {
+        max_bytes: BIG,
+        state_lock_wait: Duration::from_millis(20),
+        ..FileStoreOptions::default()
+    };
+    let root = s.root();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let store = FileStore::open_with(&root, opts).unwrap();
+        let hit = store.get(b"old").unwrap();
+        let put = store.put(b"new", b"w");
+        let got = store.get(b"new").unwrap();
+        let stats = store.stats();
+        drop(store);
+        tx.send((hit, put, got, stats)).unwrap();
+    });
+    let (hit, put, got, stats) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the store waited on a held state lock without a bound");
+    // What needs no lock works: hits, writes and reads of what was written.
+    assert_eq!(hit.as_deref(), Some(&b"v"[..]));
+    put.unwrap();
+    assert_eq!(got.as_deref(), Some(&b"w"[..]));
+    // What does (the shared counters) is an error, not a wait.
+    assert_eq!(stats.unwrap_err().kind(), StoreErrorKind::Busy);
+    drop(holder);
+    let after = s.open(BIG).stats().unwrap();
+    assert_eq!(after.entries, 2);
+}
+
+/// Review 2026-12-02, store F9.1: a process with a smaller cap removed
+/// other processes' sound entries and counted them corrupt.
+#[test]
+fn an_entry_past_a_smaller_cap_is_a_miss_not_corrupt() {
+    let s = Setup::new();
+    s.open(BIG).put(b"k", &[7; 100]).unwrap();
+    let small = s.open(50);
+    assert_eq!(small.get(b"k").unwrap(), None);
+    assert!(small.verify().unwrap().corrupt.is_empty());
+    assert_eq!(small.stats().unwrap().corrupt, 0);
+    drop(small);
+    assert_eq!(
+        s.open(BIG).get(b"k").unwrap().as_deref(),
+        Some(&[7; 100][..])
+    );
 }

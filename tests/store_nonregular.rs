@@ -94,7 +94,7 @@ fn a_directory_at_an_entry_path_is_removed_once_not_warned_forever() {
 }
 
 #[test]
-fn a_full_directory_at_an_entry_path_is_swept_later_without_following_its_symlinks() {
+fn a_full_directory_at_an_entry_path_is_moved_aside_and_never_swept() {
     use kcache::store::ManualClock;
     use std::sync::Arc;
     let victim = tempfile::tempdir().unwrap();
@@ -114,9 +114,21 @@ fn a_full_directory_at_an_entry_path_is_swept_later_without_following_its_symlin
     assert!(!p.exists());
     assert_eq!(s.sweep_stale_temps().unwrap(), 0, "not stale yet");
     clock.advance(Duration::from_secs(7200));
-    assert_eq!(s.sweep_stale_temps().unwrap(), 1);
-    assert!(fs::read_dir(s.tmp_dir()).unwrap().next().is_none(), "gone");
+    // kcache did not write what it holds: it is not kcache's to delete.
+    assert_eq!(s.sweep_stale_temps().unwrap(), 0);
+    let moved: Vec<_> = fs::read_dir(s.tmp_dir()).unwrap().collect();
+    assert_eq!(moved.len(), 1);
+    let moved = moved[0].as_ref().unwrap().path();
+    assert!(moved
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("stray-"));
+    assert_eq!(fs::read(moved.join("deeper/file")).unwrap(), b"x");
     assert_eq!(fs::read(victim.path().join("keep")).unwrap(), b"precious");
+    s.put(b"k", b"v").unwrap();
+    assert_eq!(s.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
 #[test]

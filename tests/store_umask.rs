@@ -31,6 +31,13 @@ fn under_umask_000_every_store_path_is_private_while_open() {
     // SAFETY: umask has no preconditions; this binary runs this test alone.
     unsafe { libc::umask(0) };
     let t = tempfile::tempdir().unwrap();
+    // Made under the umask too (0777): a directory any user could swap the
+    // store out of is refused, so the test's own is made private.
+    fs::set_permissions(
+        t.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
     let root = t.path().join("a/b/file-store");
     let s = FileStore::open(&root).unwrap();
     for i in 0..20u8 {

@@ -402,3 +402,72 @@ fn tune_with_a_fifo_for_its_database_is_one_warning_and_exits_0() {
         "{err}"
     );
 }
+
+/// Review 2026-12-02, store F8: a refused store directory still got the cc
+/// backend's probe records (and a FIFO planted there hung the compile).
+#[test]
+fn a_refused_store_directory_gets_no_compilers_folder() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = kernel(t.path());
+    for kind in KINDS {
+        // The root open to others (with a `compilers/` someone made), and a
+        // root below a directory open to others.
+        let open = t.path().join(format!("open-{kind}"));
+        fs::create_dir_all(open.join("compilers")).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        for root in [open.clone(), open.join("kc")] {
+            let out = compile(&root, kind, &file, &[], None);
+            assert_eq!(out.status.code(), Some(0), "{kind}");
+            assert_eq!(outcome(&out), "compiled", "{kind}");
+        }
+        assert_eq!(
+            fs::read_dir(open.join("compilers")).unwrap().count(),
+            0,
+            "{kind}: nothing kept in the refused root"
+        );
+        assert!(!open.join("kc/compilers").exists(), "{kind}");
+        // An accepted directory keeps them, so the above says something.
+        let mine = t.path().join(format!("mine-{kind}"));
+        let out = compile(&mine, kind, &file, &[], None);
+        assert_eq!(out.status.code(), Some(0), "{kind}");
+        assert!(
+            fs::read_dir(mine.join("compilers")).unwrap().count() > 0,
+            "{kind}"
+        );
+    }
+}
+
+/// Review 2026-12-02, store F9.13: with no `HOME` (a systemd unit, `env -i`)
+/// and nothing configured, the compile failed instead of running without
+/// the store.
+#[test]
+fn no_cache_directory_to_be_found_is_one_warning_and_a_compile() {
+    if !have_cc() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = kernel(t.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_kcache"))
+        .args(["compile", "--json", "--backend", "cc"])
+        .arg(&file)
+        .env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("KCACHE_DIR")
+        .env_remove("KCACHE_STORE")
+        .env_remove("KCACHE_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(outcome(&out), "compiled");
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("no cache directory"), "{w:?}");
+}

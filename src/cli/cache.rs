@@ -46,8 +46,9 @@ impl StoreFlags {
     }
 
     /// Where the cc backend keeps its compilers' probe results: a
-    /// `compilers` folder in the cache directory, unless the store is off
-    /// (or the directory cannot be named), when nothing is kept.
+    /// `compilers` folder in the cache directory, unless the store is off,
+    /// or the directory cannot be named or is refused (the store's open
+    /// warns about that), when nothing is kept.
     pub fn compilers_dir(&self) -> Option<PathBuf> {
         // The directory as `StoreConfig::resolve` names it, without reading
         // the cap it also resolves (the store's open reads it).
@@ -59,7 +60,13 @@ impl StoreFlags {
             Some(dir) => dir,
             None => kcache::store::config::default_dir(|n| std::env::var_os(n)).ok()?,
         };
-        Some(dir.join("compilers"))
+        match kcache::store::config::compilers_dir(&dir) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                tracing::debug!("keeping no compiler probes ({e})");
+                None
+            }
+        }
     }
 
     fn config(&self, max_bytes: Option<u64>) -> Result<StoreConfig, Failure> {
@@ -531,27 +538,45 @@ mod tests {
 
     #[test]
     fn the_compilers_dir_is_in_the_directory_the_store_resolves() {
-        for (store, dir) in [
-            (Some(StoreKind::File), Some("/tmp/kc")),
-            (Some(StoreKind::Sqlite), Some("rel/kc")),
-            (Some(StoreKind::File), None),
-        ] {
+        let t = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(t.path()).unwrap();
+        for store in [StoreKind::File, StoreKind::Sqlite] {
             let flags = StoreFlags {
-                store,
-                dir: dir.map(PathBuf::from),
+                store: Some(store),
+                dir: Some(t.path().join("kc")),
             };
-            // Without HOME (or XDG_CACHE_HOME) neither names a directory.
-            let resolved = flags.config(None).unwrap().resolve().ok();
             assert_eq!(
                 flags.compilers_dir(),
-                resolved.map(|r| r.dir.join("compilers")),
-                "{store:?} {dir:?}"
+                Some(real.join("kc/compilers")),
+                "{store:?}"
             );
         }
         let none = StoreFlags {
             store: Some(StoreKind::None),
-            dir: Some("/tmp/kc".into()),
+            dir: Some(t.path().join("kc")),
         };
         assert_eq!(none.compilers_dir(), None);
+    }
+
+    /// Review 2026-12-02, store F8: a refused store directory still got
+    /// probe records, written into (and read from) another user's folder.
+    #[test]
+    fn a_refused_store_directory_keeps_no_compilers_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&open, &link).unwrap();
+        // The root itself open to others, one below a directory open to
+        // others, and the same reached through a symlink.
+        for dir in [open.clone(), open.join("kc"), link.join("kc")] {
+            let flags = StoreFlags {
+                store: Some(StoreKind::File),
+                dir: Some(dir.clone()),
+            };
+            assert_eq!(flags.compilers_dir(), None, "{}", dir.display());
+        }
     }
 }

@@ -241,6 +241,16 @@ pub fn open_from_env() -> Result<Option<Arc<dyn Store>>, StoreError> {
     StoreConfig::from_env()?.open()
 }
 
+/// Where the cc backend keeps its compilers' probe records for the store
+/// directory `dir`: its `compilers/` folder, once `dir` passes the stores'
+/// own check (created private if missing; refused when someone else
+/// controls it), under the real path that check resolved. A refused
+/// directory keeps no records: another user who controls it could plant a
+/// FIFO there or have a sweep reach through it (review 2026-12-02, store F8).
+pub fn compilers_dir(dir: &std::path::Path) -> Result<PathBuf, StoreError> {
+    Ok(super::root::prepare_root(dir)?.join("compilers"))
+}
+
 /// The default cache directory: `$XDG_CACHE_HOME/kcache` when that is an
 /// absolute path (the XDG spec ignores relative ones), else
 /// `$HOME/.cache/kcache`.

@@ -59,7 +59,8 @@
 //! it is still read and verified, never written.
 //!
 //! A read checks that the file is a regular file no larger than the cap or
-//! [`MAX_ENTRY_BYTES`] (before reading any of it), the magic, that the
+//! [`MAX_ENTRY_BYTES`] (before reading any of it; one past the cap alone is a
+//! miss, left to a process with a larger cap), the magic, that the
 //! reserved bytes are zero, that the file's size matches both lengths, that
 //! the stored key hashes to the file's name (so a damaged key is detected and a
 //! hash collision could never serve another key's bytes) and the checksum.
@@ -67,7 +68,8 @@
 //! What is not a regular file where an entry (or a shard directory) should be
 //! — a symlink, a FIFO, a socket, a device, a directory — is removed the
 //! first time it is met (a directory that is not empty is moved into `tmp/`
-//! and swept with the stale temp files), and `verify` reports it.
+//! as `stray-…` and left there, with a warning: kcache did not write what it
+//! holds), and `verify` reports it.
 //!
 //! The SQLite store keeps `key`, `value`, `size`, `checksum` and `last_access`
 //! columns in one table; each value is framed with its key and the checksum
@@ -77,6 +79,9 @@
 //!
 //! * Every directory is created mode 0700 and every file 0600, set
 //!   explicitly: the umask never decides.
+//! * No other user can replace the root: every directory above it is the
+//!   user's or root's and writable by no one else, unless sticky (`/tmp`) or
+//!   group-writable for the user's private group alone.
 //! * No symlink below the root is ever followed: paths are opened with
 //!   `openat2(RESOLVE_NO_SYMLINKS)` (or one `O_NOFOLLOW` directory at a
 //!   time), and unlink, rename and mkdir act through a handle on the
@@ -106,7 +111,9 @@
 //!   mix; concurrent writers of one key leave exactly one of their values.
 //! * A writer that dies between writing and renaming leaves only a temp file,
 //!   swept once it is older than an hour (by the store's first write, before
-//!   every eviction and on `clear`; a store only read leaves it be).
+//!   every eviction and on `clear`; a store only read leaves it be). Only
+//!   regular files named as kcache names its temp files are swept, never a
+//!   directory, a symlink or another name.
 //!   A deleted `tmp/` (or shard directory) is recreated by the next write.
 //! * A hit keeps its entry file open (per store at most 16 files of at most
 //!   1 MiB, least recently used first out), and the next read of that entry
@@ -131,6 +138,14 @@
 //!   entries down to a low-water mark (90 % of the cap by default). An entry
 //!   that another process deleted first still counts as gone, so a lost race
 //!   never makes an eviction pass delete more than it must.
+//! * The `flock` on `v1/state` is waited for 500 ms at most
+//!   ([`FileStoreOptions::state_lock_wait`]): past that (a holder stopped by
+//!   SIGSTOP or a debugger) the update is skipped, warned about once and
+//!   counted as an error, and the process waits no more until it gets the
+//!   lock again. Reads, writes and eviction need no lock and go on;
+//!   `stats` is an error ([`StoreErrorKind::Busy`]); the skipped counts join
+//!   the next update that gets the lock, which marks the byte total unknown
+//!   so a later write scans.
 //!
 //! # Single-flight (file and SQLite stores)
 //!
@@ -422,6 +437,15 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// Another process held the file store's state lock (`v1/state`) past
+    /// the bound: the counters and byte total were left as they were.
+    #[error("another process held {} locked for over {waited:?} (a stopped kcache?); the store's counters and byte total were not updated", path.display())]
+    StateBusy {
+        /// The state file.
+        path: PathBuf,
+        /// How long this process waits for it.
+        waited: Duration,
+    },
     /// The store does not implement an optional operation.
     #[error("{store} does not support {op}")]
     Unsupported {
@@ -457,13 +481,15 @@ impl StoreError {
         match self {
             StoreError::Io { source, .. } => io_kind(source),
             StoreError::UnsafeRoot { .. } => StoreErrorKind::Refused,
-            StoreError::NoCacheDir
-            | StoreError::Config { .. }
+            StoreError::StateBusy { .. } => StoreErrorKind::Busy,
+            StoreError::Config { .. }
             | StoreError::BadKeyHex { .. }
             | StoreError::SqliteUnavailable => StoreErrorKind::Config,
             #[cfg(feature = "sqlite")]
             StoreError::Sqlite { source, .. } => sqlite::error_kind(source),
-            StoreError::KeyTooLong { .. }
+            // Nothing configured is no bad configuration (review F9.13).
+            StoreError::NoCacheDir
+            | StoreError::KeyTooLong { .. }
             | StoreError::Forged { .. }
             | StoreError::Incompatible { .. }
             | StoreError::Remote { .. }

@@ -5,6 +5,13 @@
 //! hits, misses, evictions, errors, corrupt, and a flags word whose bit 0 says
 //! the byte total is known (a fresh or damaged record does not know it, and
 //! the next write reconciles it with a scan).
+//!
+//! The lock is waited for a bounded time only (review 2026-12-02, store F4:
+//! a holder stopped inside its update, by SIGSTOP or a debugger, hung every
+//! process on the store, hits included). When the wait runs out the update
+//! is skipped: the record holds statistics and a byte total that a scan can
+//! rebuild, so what this process could not write is folded into its next
+//! update that gets the lock, with the byte total marked unknown.
 
 use std::fs::File;
 use std::io;
@@ -12,12 +19,20 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use super::{nofollow, CounterValues};
+use super::{nofollow, CounterValues, StoreError};
 
 const MAGIC: &[u8; 8] = b"kcstat1\n";
 const LEN: usize = 64;
 const BYTES_KNOWN: u64 = 1;
+
+/// How long an update waits, by default, for another process's lock: holders
+/// keep it for two 64-byte I/Os, so only a stopped or wedged one comes close.
+pub(crate) const DEFAULT_LOCK_WAIT: Duration = Duration::from_millis(500);
+
+/// The longest sleep between two tries of a held lock.
+const MAX_BACKOFF: Duration = Duration::from_millis(20);
 
 /// One reading of the shared record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,6 +96,8 @@ impl Record {
 #[derive(Debug)]
 pub(crate) struct SharedState {
     path: PathBuf,
+    /// The bound on a wait for another process's lock.
+    wait: Duration,
     // The mutex orders this process's threads: flock excludes other open
     // file descriptions only, not threads sharing this one.
     inner: Mutex<Inner>,
@@ -90,6 +107,16 @@ pub(crate) struct SharedState {
 struct Inner {
     file: Option<File>,
     local: Record,
+    /// Counts of updates skipped while another process held the lock.
+    missed: CounterValues,
+    /// A skipped update changed the byte total: the next one marks it unknown.
+    missed_bytes: bool,
+    /// A wait ran out and no update has had the lock since: later ones try
+    /// once and do not wait, so a process waits out one bound in all, not
+    /// one per update.
+    contended: bool,
+    /// The timeout was logged (once per store).
+    warned: bool,
 }
 
 impl SharedState {
@@ -100,7 +127,8 @@ impl SharedState {
     /// blocking; anything but a regular file there (a symlink, a FIFO, a
     /// socket, an empty directory) is removed and a fresh record made in its
     /// place.
-    pub fn open(path: &Path) -> SharedState {
+    /// An update waits up to `wait` for another process's lock.
+    pub fn open(path: &Path, wait: Duration) -> SharedState {
         let file = match open_regular(path) {
             Err(e)
                 if e.kind() == io::ErrorKind::InvalidData
@@ -130,20 +158,76 @@ impl SharedState {
         };
         SharedState {
             path: path.to_path_buf(),
+            wait,
             inner: Mutex::new(Inner {
                 file,
                 local: Record::default(),
+                missed: CounterValues::default(),
+                missed_bytes: false,
+                contended: false,
+                warned: false,
             }),
         }
     }
 
     /// Reads, changes and writes the record atomically with respect to every
-    /// process; returns the record as written.
-    pub fn update(&self, f: impl Fn(&mut Record)) -> Record {
+    /// process; returns the record as written. An error when another process
+    /// held the lock past the bound: then `f` changed nothing shared (its
+    /// counts wait for the next update that gets the lock).
+    pub fn update(&self, f: impl Fn(&mut Record)) -> Result<Record, StoreError> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(file) = &inner.file {
-            match locked_update(file, &f) {
-                Ok(r) => return r,
+            let wait = if inner.contended {
+                Duration::ZERO
+            } else {
+                self.wait
+            };
+            let (missed, missed_bytes) = (inner.missed, inner.missed_bytes);
+            let fold = |r: &mut Record| {
+                r.absorb(missed);
+                if missed_bytes {
+                    r.bytes_known = false;
+                }
+                f(r);
+            };
+            match locked_update(file, wait, &fold) {
+                Ok(Some(r)) => {
+                    inner.missed = CounterValues::default();
+                    inner.missed_bytes = false;
+                    inner.contended = false;
+                    return Ok(r);
+                }
+                Ok(None) => {
+                    // What `f` would have added is kept for the next
+                    // update: `f` run on a blank record gives its counts,
+                    // and whether it moves the byte total (from a mid-range
+                    // value, so a subtraction shows too).
+                    const MID: u64 = 1 << 62;
+                    let mut scratch = Record {
+                        bytes: MID,
+                        ..Record::default()
+                    };
+                    f(&mut scratch);
+                    let mut missed = Record {
+                        counters: inner.missed,
+                        ..Record::default()
+                    };
+                    missed.absorb(scratch.counters);
+                    inner.missed = missed.counters;
+                    inner.missed_bytes |= scratch.bytes != MID || scratch.bytes_known;
+                    inner.contended = true;
+                    if !inner.warned {
+                        inner.warned = true;
+                        tracing::warn!(path = %self.path.display(), wait = ?self.wait,
+                            "kcache store: another process holds the store's state lock \
+                             (a stopped kcache?); going on without the shared counters \
+                             and byte total");
+                    }
+                    return Err(StoreError::StateBusy {
+                        path: self.path.clone(),
+                        waited: self.wait,
+                    });
+                }
                 Err(e) => {
                     // From now on the record lives in this process, starting
                     // with an unknown byte total so the next write scans.
@@ -154,11 +238,11 @@ impl SharedState {
             }
         }
         f(&mut inner.local);
-        inner.local
+        Ok(inner.local)
     }
 
     /// Reads the record.
-    pub fn read(&self) -> Record {
+    pub fn read(&self) -> Result<Record, StoreError> {
         self.update(|_| {})
     }
 }
@@ -181,11 +265,33 @@ fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-fn locked_update(file: &File, f: &impl Fn(&mut Record)) -> io::Result<Record> {
+/// The update under the lock, or `None` when another process held it for
+/// all of `wait` (tried with a backoff from 1 ms up to 20 ms).
+fn locked_update(
+    file: &File,
+    wait: Duration,
+    f: &impl Fn(&mut Record),
+) -> io::Result<Option<Record>> {
     let fd = file.as_raw_fd();
-    // SAFETY: flock on an open descriptor has no memory-safety preconditions.
-    if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
-        return Err(io::Error::last_os_error());
+    let deadline = Instant::now() + wait;
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        // SAFETY: flock on an open descriptor has no memory-safety preconditions.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => {}
+            Some(libc::EINTR) => continue,
+            _ => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(backoff.min(deadline - now));
+        backoff = (backoff * 2).min(MAX_BACKOFF);
     }
     struct Unlock(i32);
     impl Drop for Unlock {
@@ -200,7 +306,7 @@ fn locked_update(file: &File, f: &impl Fn(&mut Record)) -> io::Result<Record> {
     let mut rec = Record::decode(&buf[..n]);
     f(&mut rec);
     file.write_all_at(&rec.encode(), 0)?;
-    Ok(rec)
+    Ok(Some(rec))
 }
 
 fn read_full_at(file: &File, buf: &mut [u8]) -> io::Result<usize> {
@@ -244,16 +350,17 @@ mod tests {
     fn updates_persist_across_opens() {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("state");
-        let a = SharedState::open(&p);
-        assert!(!a.read().bytes_known);
+        let a = SharedState::open(&p, DEFAULT_LOCK_WAIT);
+        assert!(!a.read().unwrap().bytes_known);
         a.update(|r| {
             r.bytes = 100;
             r.bytes_known = true;
-        });
-        let b = SharedState::open(&p);
-        b.update(|r| r.bytes += 5);
-        assert_eq!(a.read().bytes, 105);
-        assert!(a.read().bytes_known);
+        })
+        .unwrap();
+        let b = SharedState::open(&p, DEFAULT_LOCK_WAIT);
+        b.update(|r| r.bytes += 5).unwrap();
+        assert_eq!(a.read().unwrap().bytes, 105);
+        assert!(a.read().unwrap().bytes_known);
     }
 
     #[test]
@@ -263,8 +370,8 @@ mod tests {
         std::fs::write(&victim, b"precious").unwrap();
         let p = t.path().join("state");
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        let s = SharedState::open(&p);
-        s.update(|r| r.bytes = 3);
+        let s = SharedState::open(&p, DEFAULT_LOCK_WAIT);
+        s.update(|r| r.bytes = 3).unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
         drop(s);
@@ -272,16 +379,64 @@ mod tests {
         let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let s = SharedState::open(&p);
-        s.update(|r| r.bytes = 4);
-        assert_eq!(s.read().bytes, 4);
+        let s = SharedState::open(&p, DEFAULT_LOCK_WAIT);
+        s.update(|r| r.bytes = 4).unwrap();
+        assert_eq!(s.read().unwrap().bytes, 4);
         assert!(std::fs::symlink_metadata(&p).unwrap().is_file());
     }
 
     #[test]
     fn falls_back_to_memory() {
-        let s = SharedState::open(Path::new("/nonexistent/dir/state"));
-        s.update(|r| r.bytes = 7);
-        assert_eq!(s.read().bytes, 7);
+        let s = SharedState::open(Path::new("/nonexistent/dir/state"), DEFAULT_LOCK_WAIT);
+        s.update(|r| r.bytes = 7).unwrap();
+        assert_eq!(s.read().unwrap().bytes, 7);
+    }
+
+    /// Review 2026-12-02, store F4: a holder stopped inside its update hung
+    /// every other process on the store.
+    #[test]
+    fn a_state_lock_held_past_the_bound_skips_the_update_and_folds_it_in_later() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state");
+        let s = std::sync::Arc::new(SharedState::open(&p, Duration::from_millis(20)));
+        s.update(|r| {
+            r.bytes = 100;
+            r.bytes_known = true;
+        })
+        .unwrap();
+        // flock is per open file description: this one stands for a stopped
+        // holder in another process.
+        let holder = File::open(&p).unwrap();
+        // SAFETY: flock on an open descriptor.
+        assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = std::sync::Arc::clone(&s);
+        std::thread::spawn(move || {
+            let first = s2.update(|r| {
+                r.bytes = r.bytes.saturating_add_signed(-40);
+                r.counters.hits += 2;
+            });
+            // Once a wait has run out, later updates do not wait again.
+            let second = s2.update(|r| r.counters.misses += 1);
+            tx.send((first, second)).unwrap();
+        });
+        let (first, second) = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an update waited on a held state lock without a bound");
+        for r in [first, second] {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), super::super::StoreErrorKind::Busy, "{e}");
+        }
+        drop(holder);
+        let rec = s.update(|r| r.counters.hits += 1).unwrap();
+        assert_eq!(
+            (rec.counters.hits, rec.counters.misses),
+            (3, 1),
+            "counts kept"
+        );
+        assert!(
+            !rec.bytes_known,
+            "a skipped byte change leaves the total unknown"
+        );
     }
 }

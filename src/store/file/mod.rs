@@ -21,7 +21,7 @@ use super::fsio::{FsIo, RealFs};
 use super::lease::{LeaseGrant, LockDir, LEASES_DIR};
 use super::nofollow;
 use super::root::{hold_private_dir, prepare_root};
-use super::state::SharedState;
+use super::state::{SharedState, DEFAULT_LOCK_WAIT};
 use super::{
     counted::CountedStore, key_to_hex, Clock, CorruptEntry, Counters, EntryInfo, PruneReport,
     StoreError, StoreStats, SystemClock, VerifyReport, DEFAULT_MAX_BYTES,
@@ -45,6 +45,10 @@ pub struct FileStoreOptions {
     pub io: Arc<dyn FsIo>,
     /// The time source for access times and temp-file ages.
     pub clock: Arc<dyn Clock>,
+    /// How long an update of `v1/state` waits for another process's lock
+    /// before going on without it (counted as an error, the byte total then
+    /// rebuilt by a later scan). Default 500 ms.
+    pub state_lock_wait: Duration,
 }
 
 impl Default for FileStoreOptions {
@@ -55,6 +59,7 @@ impl Default for FileStoreOptions {
             stale_temp_age: Duration::from_secs(3600),
             io: Arc::new(RealFs),
             clock: Arc::new(SystemClock),
+            state_lock_wait: DEFAULT_LOCK_WAIT,
         }
     }
 }
@@ -188,7 +193,7 @@ impl FileStore {
         // 2026-12-02: an `entries/` or `v1/` others could write let another
         // user's file be served, and loaded, as an entry).
         private_or_refused(&v1)?;
-        let state = SharedState::open(&v1.join("state"));
+        let state = SharedState::open(&v1.join("state"), opts.state_lock_wait);
         let leases = LockDir::new(v1.join(LEASES_DIR));
         Ok(FileStore {
             root,
@@ -290,6 +295,11 @@ impl FileStore {
     /// many. Runs before this store's first write, before every eviction
     /// and on `clear`: only a writer leaves temp files, so a store that is
     /// only read (a warm `kcache compile`) lists no directory for them.
+    ///
+    /// Only regular files named as this store names its temp files go
+    /// (review 2026-12-02, store F5: everything old went, directories and
+    /// files kcache never wrote included); a directory, a symlink or
+    /// another name is left as it is.
     pub fn sweep_stale_temps(&self) -> Result<usize, StoreError> {
         self.swept.store(true, Ordering::Relaxed);
         let io = &*self.opts.io;
@@ -301,8 +311,15 @@ impl FileStore {
         let now = self.opts.clock.now();
         let mut swept = 0;
         for name in names {
+            if !remove::is_temp_name(&name) {
+                continue;
+            }
             let p = self.tmp.join(&name);
+            // Not followed: a symlink is no file here.
             let Ok(m) = io.metadata(&p) else { continue };
+            if !m.file_type().is_file() {
+                continue;
+            }
             let stale = m
                 .modified()
                 .ok()
@@ -311,17 +328,9 @@ impl FileStore {
             if !stale {
                 continue;
             }
-            // A directory here was moved out of an entry's place. Removing
-            // it whole is safe: no symlink in it is followed.
-            let removed = if m.is_dir() {
-                remove::remove_tree(io, &p, 16)
-            } else {
-                io.remove_file(&p)
-            };
-            match removed {
+            match io.remove_file(&p) {
                 Ok(()) => swept += 1,
                 Err(e) if not_found(&e) => {}
-                Err(_) if m.is_dir() => {}
                 Err(e) => return Err(StoreError::io("remove stale temp file", p, e)),
             }
         }
@@ -428,21 +437,40 @@ impl FileStore {
     }
 
     /// Adds `delta` bytes to the shared running total, folding this
-    /// process's counters in; whether a scan is due.
+    /// process's counters in; whether a scan is due. A state lock held past
+    /// its bound is counted and answers no: the write stands, and the next
+    /// update that gets the lock marks the total unknown, so a later write
+    /// scans.
     pub(super) fn account(&self, delta: i64) -> bool {
         let counts = self.counters.take();
         let rec = self.state.update(|r| {
             r.bytes = r.bytes.saturating_add_signed(delta);
             r.absorb(counts);
         });
-        !rec.bytes_known || rec.bytes > self.opts.max_bytes
+        match rec {
+            Ok(rec) => !rec.bytes_known || rec.bytes > self.opts.max_bytes,
+            Err(_) => {
+                Counters::bump(&self.counters.errors);
+                false
+            }
+        }
     }
 
-    /// Moves this process's counters into the shared record.
-    pub(super) fn flush_counters(&self) {
+    /// Moves this process's counters into the shared record (kept for a
+    /// later update while another process holds its lock).
+    pub(super) fn flush_counters(&self) -> Result<(), StoreError> {
         let counts = self.counters.take();
         if !counts.is_zero() {
-            self.state.update(|r| r.absorb(counts));
+            self.state.update(|r| r.absorb(counts))?;
+        }
+        Ok(())
+    }
+
+    /// Notes that an update of the shared record was skipped (the state
+    /// lock was held past its bound; logged once by the state itself).
+    pub(super) fn state_skipped<T>(&self, r: Result<T, StoreError>) {
+        if r.is_err() {
+            Counters::bump(&self.counters.errors);
         }
     }
 
@@ -596,8 +624,7 @@ impl CountedStore for FileStore {
     }
 
     fn raw_flush(&self) -> Result<(), StoreError> {
-        self.flush_counters();
-        Ok(())
+        self.flush_counters()
     }
 
     fn raw_put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
@@ -652,8 +679,10 @@ impl CountedStore for FileStore {
 
     fn raw_stats(&self) -> Result<StoreStats, StoreError> {
         let scan = self.scan()?;
-        self.flush_counters();
-        let rec = self.state.read();
+        // Counters another process holds locked are not known: an error
+        // rather than a wait or a wrong figure.
+        self.flush_counters()?;
+        let rec = self.state.read()?;
         let mut s = StoreStats {
             entries: scan.found.len() as u64,
             bytes: scan.total,
@@ -666,6 +695,7 @@ impl CountedStore for FileStore {
 
 impl Drop for FileStore {
     fn drop(&mut self) {
-        self.flush_counters();
+        // A lock held past its bound was warned about; the counts are lost.
+        let _ = self.flush_counters();
     }
 }

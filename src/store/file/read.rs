@@ -147,11 +147,15 @@ impl FileStore {
         if meta.len() > self.max_entry_len() {
             drop(file);
             self.counters.miss();
-            let d = Damage::TooLarge {
-                len: meta.len(),
-                max: self.max_entry_len(),
-            };
-            self.drop_corrupt(&path, &Snapshot::of(&meta), &d);
+            // Past this process's cap only, it may be another process's
+            // sound entry: a miss, not damage (review 2026-12-02, store F9.1).
+            if meta.len() > entry::MAX_ENTRY_BYTES {
+                let d = Damage::TooLarge {
+                    len: meta.len(),
+                    max: entry::MAX_ENTRY_BYTES,
+                };
+                self.drop_corrupt(&path, &Snapshot::of(&meta), &d);
+            }
             return Ok(None);
         }
         let named = |k: &[u8]| Self::named_for(&path, k);
@@ -222,10 +226,11 @@ impl FileStore {
             let read = if !meta.file_type().is_file() {
                 // Replaced since the scan: the next verify looks at it.
                 continue;
-            } else if meta.len() > self.max_entry_len() {
+            } else if meta.len() > entry::MAX_ENTRY_BYTES {
+                // Not this process's cap: a sound entry past it is no damage.
                 Outcome::Damaged(Damage::TooLarge {
                     len: meta.len(),
-                    max: self.max_entry_len(),
+                    max: entry::MAX_ENTRY_BYTES,
                 })
             } else {
                 let named = |k: &[u8]| Self::named_for(&f.path, k);
@@ -244,7 +249,8 @@ impl FileStore {
                 });
             }
         }
-        self.flush_counters();
+        // The report stands without the shared counters.
+        self.state_skipped(self.flush_counters());
         Ok(report)
     }
 

@@ -18,8 +18,8 @@ impl FileStore {
     /// Removes what is in the way at an entry's path or its shard's: a
     /// symlink (itself, never what it points to), a FIFO, a socket, a device,
     /// a file where the shard directory should be, an empty directory (one
-    /// that is not empty is moved into `tmp/`, and swept with the stale temp
-    /// files, never following a symlink in it).
+    /// that is not empty is moved into `tmp/` as `stray-…` and left there:
+    /// kcache never wrote what it holds, so it is not kcache's to delete).
     /// Counted as corrupt and warned about once: it is gone afterwards.
     /// Returns what it was.
     pub(super) fn remove_stray(&self, path: &Path) -> Option<&'static str> {
@@ -37,14 +37,22 @@ impl FileStore {
             return None;
         }
         let what = stray_kind(&m);
+        let mut moved = None;
         let r = if ft.is_dir() {
-            io.remove_dir(target)
-                .or_else(|_| io.rename(target, &self.temp_path("stray")))
+            io.remove_dir(target).or_else(|_| {
+                let to = self.temp_path("stray");
+                io.rename(target, &to).map(|()| moved = Some(to))
+            })
         } else {
             io.remove_file(target)
         };
         Counters::bump(&self.counters.corrupt);
         match r {
+            Ok(()) if moved.is_some() => {
+                let to = moved.as_deref().unwrap_or(target);
+                tracing::warn!(path = %target.display(), what, moved_to = %to.display(),
+                    "kcache store: moved aside what is not an entry file (kcache leaves it there for you to remove)")
+            }
             Ok(()) => tracing::warn!(path = %target.display(), what,
                 "kcache store: removed what is not an entry file"),
             Err(e) => {
@@ -134,7 +142,9 @@ impl FileStore {
         if let Err(e) = self.sweep_stale_temps() {
             tracing::debug!(error = %e, "kcache store: sweeping stale temp files failed");
         }
-        let before = self.state.read();
+        // Eviction needs no lock: a state lock held past its bound only
+        // leaves the total to the next scan.
+        let before = self.state.read().ok();
         let Scan {
             mut found,
             mut total,
@@ -167,15 +177,15 @@ impl FileStore {
         report.remaining_bytes = total;
         // The scan's total is the truth as of the scan; writes other
         // processes accounted while it ran are kept on top of it.
-        self.state.update(|r| {
-            let since = if before.bytes_known {
-                r.bytes.saturating_sub(before.bytes)
-            } else {
-                0
+        let written = self.state.update(|r| {
+            let since = match before {
+                Some(b) if b.bytes_known => r.bytes.saturating_sub(b.bytes),
+                _ => 0,
             };
             r.bytes = total + since;
             r.bytes_known = true;
         });
+        self.state_skipped(written);
         Ok(report)
     }
 
@@ -217,10 +227,11 @@ impl FileStore {
                 kept += size;
             }
         }
-        self.state.update(|r| {
+        let written = self.state.update(|r| {
             r.bytes = kept;
             r.bytes_known = true;
         });
+        self.state_skipped(written);
         Ok(())
     }
 }
@@ -244,23 +255,30 @@ pub(super) fn stray_kind(m: &Metadata) -> &'static str {
     }
 }
 
-/// Removes the directory `dir` and everything in it, `depth` levels deep at
-/// most, never following a symlink (one is unlinked like a file).
-pub(super) fn remove_tree(io: &dyn FsIo, dir: &Path, depth: usize) -> io::Result<()> {
-    if depth == 0 {
-        return Err(io::Error::other("directory nested too deep to remove"));
-    }
-    for name in io.read_dir(dir)? {
-        let p = dir.join(name);
-        let r = match io.metadata(&p) {
-            Ok(m) if m.is_dir() => remove_tree(io, &p, depth - 1),
-            Ok(_) => io.remove_file(&p),
-            Err(e) => Err(e),
-        };
-        match r {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-    }
-    io.remove_dir(dir)
+/// Whether `name` is one [`FileStore::temp_path`] gives a file a writer or a
+/// removal leaves behind: `put-` or `evict-`, then the process id, a sequence
+/// number and hex digits (`stray-` names a directory, never swept).
+pub(super) fn is_temp_name(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let Some(rest) = name
+        .strip_prefix("put-")
+        .or_else(|| name.strip_prefix("evict-"))
+    else {
+        return false;
+    };
+    let mut parts = rest.split('-');
+    let digits = |p: Option<&str>, hex: bool| {
+        p.is_some_and(|p| {
+            !p.is_empty()
+                && p.len() <= 20
+                && p.bytes()
+                    .all(|b| b.is_ascii_digit() || (hex && matches!(b, b'a'..=b'f')))
+        })
+    };
+    digits(parts.next(), false)
+        && digits(parts.next(), false)
+        && digits(parts.next(), true)
+        && parts.next().is_none()
 }
