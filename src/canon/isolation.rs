@@ -34,7 +34,12 @@
 //! * it declares no reserved name (`__x`, `_X`) and no name the compiler may
 //!   call without the source naming it ([`IMPLICIT_CALLS`]: `memcpy` for a
 //!   struct copy, `puts` for a `printf`), which would take over the other
-//!   kernel's implicit calls.
+//!   kernel's implicit calls;
+//! * it defines no function with external linkage (no `static`) but its
+//!   own symbol ([`Isolation::with_symbol`]): the list of implicit callees
+//!   cannot be complete across compilers and flags (gcc calls `nearbyintf`
+//!   for a narrowed `nearbyint`), and an external definition would answer
+//!   them.
 //!
 //! The names a kernel *may declare* at file scope are its identifiers at brace
 //! depth 0 (but those inside the parameter list of a function body), and
@@ -105,6 +110,9 @@ pub struct Isolation {
     prefix: Vec<Box<[u8]>>,
     /// Names it may declare at file scope.
     declares: FxHashSet<Box<[u8]>>,
+    /// The functions it defines without `static`: symbols of the unit that
+    /// another kernel's unasked calls would bind to.
+    external: Vec<Box<[u8]>>,
     /// Every name it spells (its declarations included).
     names: FxHashSet<Box<[u8]>>,
 }
@@ -131,6 +139,7 @@ impl Isolation {
             prefix_len: walk.prefix_len,
             prefix: walk.prefix,
             declares: walk.declares,
+            external: walk.external,
             names: walk.names,
         }
     }
@@ -146,6 +155,19 @@ impl Isolation {
                 format!(
                     "it does not declare its own symbol `{}`",
                     String::from_utf8_lossy(symbol)
+                )
+            });
+        }
+        // A compiler calls functions the source does not name (gcc narrows
+        // `(float)nearbyint((double)f)` to `nearbyintf`), and no list of them
+        // is complete (review 2026-12-02, C F17): a kernel defining an
+        // external function other than its symbol could answer another
+        // kernel's unasked call, so it is compiled alone.
+        if let Some(f) = self.external.iter().find(|f| ***f != *symbol) {
+            self.alone.get_or_insert_with(|| {
+                format!(
+                    "it defines `{}` with external linkage, which another kernel's code may call unnamed",
+                    String::from_utf8_lossy(f)
                 )
             });
         }
@@ -249,6 +271,14 @@ struct Walk {
     pending: Vec<(Box<[u8]>, usize)>,
     declares: FxHashSet<Box<[u8]>>,
     names: FxHashSet<Box<[u8]>>,
+    /// See [`Isolation::external`].
+    external: Vec<Box<[u8]>>,
+    /// The last name at depth 0, and the one before the current depth-0
+    /// group's `(`.
+    last_name: Option<Box<[u8]>>,
+    group_name: Option<Box<[u8]>>,
+    /// Whether `static` stands in the current file-scope declaration.
+    is_static: bool,
     last_is_body_close: bool,
     last_is_semicolon: bool,
 }
@@ -333,6 +363,13 @@ impl Walk {
             b"extern" if self.in_body() => self.refuse("a block-scope `extern`"),
             _ => {}
         }
+        if self.stack.is_empty() {
+            if &*name == b"static" {
+                self.is_static = true;
+            } else if !keyword {
+                self.last_name = Some(name.clone());
+            }
+        }
         self.last = match &*name {
             b"extern" => Last::Extern,
             _ if keyword => Last::Keyword,
@@ -367,6 +404,7 @@ impl Walk {
                 if self.stack.is_empty() {
                     self.group += 1;
                     self.group_after_name = last == Last::Name;
+                    self.group_name = self.last_name.clone().filter(|_| last == Last::Name);
                 }
                 self.stack.push(Open::Paren);
             }
@@ -378,6 +416,9 @@ impl Walk {
                     // The parameters of a function body are no file-scope names.
                     let group = self.group;
                     self.pending.retain(|(_, g)| *g != group);
+                    if !self.is_static {
+                        self.external.extend(self.group_name.clone());
+                    }
                 }
                 self.stack.push(Open::Brace { body });
             }
@@ -401,12 +442,18 @@ impl Walk {
                         Some(Open::Paren) if self.group_after_name => {
                             self.last = Last::CloseAfterName(self.group)
                         }
-                        Some(Open::Brace { body: true }) => self.last_is_body_close = true,
+                        Some(Open::Brace { body: true }) => {
+                            self.last_is_body_close = true;
+                            self.is_static = false;
+                        }
                         _ => {}
                     }
                 }
             }
-            b";" => self.last_is_semicolon = self.stack.is_empty(),
+            b";" => {
+                self.last_is_semicolon = self.stack.is_empty();
+                self.is_static &= !self.last_is_semicolon;
+            }
             _ => {}
         }
     }
@@ -501,6 +548,38 @@ mod tests {
 
     fn alone(src: &str) -> bool {
         !iso(src).groupable()
+    }
+
+    /// Review 2026-12-02, C F17: gcc calls `nearbyintf` for a narrowed
+    /// `nearbyint`, which no list of implicit callees had.
+    #[test]
+    fn a_kernel_defining_an_external_function_besides_its_symbol_is_alone() {
+        let with = |src: &str| Isolation::of(src.as_bytes(), None).with_symbol(b"k");
+        let a = with("float nearbyintf(float x) { return 42.0f; } int k(int n) { return n; }");
+        assert!(
+            a.alone
+                .as_deref()
+                .is_some_and(|w| w.contains("`nearbyintf`")),
+            "{:?}",
+            a.alone
+        );
+        for ok in [
+            "static float h(float x) { return x; } int k(int n) { return h(n); }",
+            "static inline float h(float x) { return x; } int k(int n) { return h(n); }",
+            "float h(float x); static int s; int k(int n) { return n; }",
+            "int k(int n) { return n; }",
+        ] {
+            assert_eq!(with(ok).alone, None, "{ok}");
+        }
+        // `static` ends with its declaration.
+        let b = with("static int s; float h(float x) { return x; } int k(int n) { return n; }");
+        assert!(b.alone.is_some());
+        let c = with("static float g(float x) { return x; } float h(float x) { return x; } int k(int n) { return n; }");
+        assert!(
+            c.alone.as_deref().is_some_and(|w| w.contains("`h`")),
+            "{:?}",
+            c.alone
+        );
     }
 
     #[test]
@@ -630,7 +709,7 @@ mod tests {
 
     #[test]
     fn a_kernel_declaring_anothers_symbol_is_not_isolated_from_it() {
-        let a = iso("void ka(float* x) { x[0] = 1; } void kb(float* x) { x[0] = 5; }")
+        let a = iso("void ka(float* x) { x[0] = 1; } static void kb(float* x) { x[0] = 5; }")
             .with_symbol(b"ka");
         let b = iso("void kb_other(float* x) { x[0] = 2; }").with_symbol(b"kb");
         assert!(a.groupable());
