@@ -325,3 +325,59 @@ fn a_header_edited_while_the_compiler_runs_is_not_stored_under_its_old_key() {
         "no program of the edited header is served"
     );
 }
+
+/// Review 2026-12-02, C F4: the driver runs `as` and `ld` through `PATH`;
+/// another assembler earlier in `PATH` (a conda environment's binutils)
+/// built its program under the key of the system's. An `as` wrapper put
+/// first in `PATH`, then edited in place, is compiled afresh each time.
+#[test]
+fn an_assembler_found_earlier_in_path_is_not_a_hit() {
+    use std::os::unix::fs::PermissionsExt;
+    if !have_cc()
+        || Command::new("cc")
+            .arg("-print-prog-name=as")
+            .output()
+            .is_err()
+    {
+        return;
+    }
+    let real_as = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("as"))
+        .find(|p| p.is_file());
+    let Some(real_as) = real_as else { return };
+    let (_t, store, src, bin) = dirs();
+    std::fs::write(src.join("k.c"), "int k(int n) { return n + 1; }\n").unwrap();
+    let wrapper = |extra: &str| {
+        let p = bin.join("as");
+        let text = format!(
+            "#!/bin/sh\n# {extra}\nexec '{}' \"$@\"\n",
+            real_as.display()
+        );
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let compile = |path: &std::ffi::OsStr| {
+        outcome(
+            Command::new(env!("CARGO_BIN_EXE_kcache")).env("PATH", path),
+            &store,
+            &[src.join("k.c").into()],
+        )
+    };
+    let plain = std::env::var_os("PATH").unwrap();
+    assert_eq!(compile(&plain), "compiled");
+    assert_eq!(compile(&plain), "stored");
+    wrapper("one");
+    assert_eq!(
+        compile(&path),
+        "compiled",
+        "another assembler first in PATH"
+    );
+    assert_eq!(compile(&path), "stored");
+    wrapper("two");
+    assert_eq!(compile(&path), "compiled", "that assembler edited in place");
+}

@@ -19,6 +19,10 @@
 //!   finds are digested with the link line's; see `keying.rs`);
 //! * sets `LC_ALL=C`, so the version text and the diagnostics the backend
 //!   reads do not depend on the user's locale.
+//!
+//! `PATH` is left as it is, but the assembler and linker the driver runs
+//! through it (`-print-prog-name=as`, `=ld`) are found the same way in every
+//! process and digested into the identity.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -105,6 +109,11 @@ pub(crate) struct Compiler {
     pub include_dirs: Vec<PathBuf>,
     /// [`PINNED_ENV`] values at construction.
     pub env: Vec<(&'static str, Option<OsString>)>,
+    /// The assembler and linker the driver runs, each with its contents
+    /// digest: the driver finds them through `PATH` (review 2026-12-02, C
+    /// F4: another `as` earlier in `PATH` built another program under the
+    /// same key).
+    pub tools: Vec<(PathBuf, Digest)>,
     /// Where the base's probes are kept (see `probe_cache.rs`), and the
     /// identity they are kept under.
     pub probe_cache: Option<(PathBuf, Digest)>,
@@ -171,6 +180,7 @@ impl Compiler {
                 .map(|k| (*k, std::env::var_os(k)))
                 .collect(),
             probe_cache: None,
+            tools: Vec::new(),
         };
         let key = cache.map(|_| {
             super::identity_cache::key(
@@ -189,17 +199,21 @@ impl Compiler {
                 c.version = p.version;
                 c.target = p.target;
                 c.include_dirs = p.include_dirs;
+                c.tools = c.resolve_tools(&p.tools, cache)?;
                 return Ok(c);
             }
         }
         c.version = c.version_text()?;
         c.target = c.dumpmachine();
         c.include_dirs = c.search_dirs();
+        let tools = c.tool_names();
+        c.tools = c.resolve_tools(&tools, cache)?;
         if let (Some(dir), Some(key)) = (cache, &key) {
             let probed = super::identity_cache::Probed {
                 version: c.version.clone(),
                 target: c.target.clone(),
                 include_dirs: c.include_dirs.clone(),
+                tools,
             };
             super::identity_cache::save(dir, key, &probed);
         }
@@ -262,6 +276,53 @@ impl Compiler {
             }
             _ => "unknown".into(),
         }
+    }
+
+    /// What the driver says it runs as the assembler and the linker
+    /// (`-print-prog-name=`): a path, or a bare name it finds through
+    /// `PATH`. A compiler that does not say names none.
+    fn tool_names(&self) -> Vec<String> {
+        ["as", "ld"]
+            .iter()
+            .filter_map(|t| {
+                let out = self.run(&[&format!("-print-prog-name={t}")]).ok()?;
+                let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                (out.status.success() && !name.is_empty()).then_some(name)
+            })
+            .collect()
+    }
+
+    /// `names` found as the driver finds them (a bare name through `PATH`,
+    /// looked up afresh in every process: a tool put earlier in `PATH` is
+    /// seen), each with its digest (kept by stat in `cache`). A tool found
+    /// nowhere is left out: the compile then fails, as it would without
+    /// kcache.
+    fn resolve_tools(
+        &self,
+        names: &[String],
+        cache: Option<&Path>,
+    ) -> Result<Vec<(PathBuf, Digest)>, BackendError> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| unavailable(format!("no current directory: {e}")))?;
+        let path_var = std::env::var_os("PATH");
+        let mut tools = Vec::new();
+        for name in names {
+            let Some(found) = find_program(OsStr::new(name), path_var.as_deref(), &cwd) else {
+                continue;
+            };
+            let real = std::fs::canonicalize(&found).unwrap_or(found);
+            let digest = match cache {
+                Some(dir) => super::identity_cache::executable(dir, &real).map(|(d, _, _)| d),
+                None => super::identity_cache::digest_executable(&real).map(|(d, _)| d),
+            }
+            .map_err(|source| BackendError::Io {
+                backend: FAMILY,
+                path: real.clone(),
+                source,
+            })?;
+            tools.push((real, digest));
+        }
+        Ok(tools)
     }
 
     /// The `#include <...>` search list `-v` prints; empty when the compiler

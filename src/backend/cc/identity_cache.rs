@@ -35,7 +35,7 @@ use super::includes::memo::StatId;
 use crate::key::{Digest, PartsHasher};
 
 /// The file format; a file of another version is ignored.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What the probes said.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +43,9 @@ pub(crate) struct Probed {
     pub version: String,
     pub target: String,
     pub include_dirs: Vec<PathBuf>,
+    /// What `-print-prog-name=` says of the assembler and the linker: a
+    /// path, or a bare name the driver runs through `PATH`.
+    pub tools: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -413,6 +416,7 @@ mod tests {
             version: "cc 1.0".into(),
             target: "x86_64-linux-gnu".into(),
             include_dirs: vec![PathBuf::from("/")],
+            tools: vec!["as".into()],
         }
     }
 

@@ -343,7 +343,8 @@ impl CcBackend {
         let mut identity = format!(
             "cc\npath: {}\nreal path: {}\nexecutable blake3: {}\narguments: {:?}\n\
              target: {}\nversion:\n{}\ninclude dirs: {:?}\nenvironment: {:?}\n\
-             mandatory flags: {:?}\ndefault flags: {:?}\nlink flags: {:?}\nprelude blake3: {}\n",
+             mandatory flags: {:?}\ndefault flags: {:?}\nlink flags: {:?}\nprelude blake3: {}\n\
+             tools: {:?}\n",
             c.path.display(),
             c.real.display(),
             c.exe_digest,
@@ -356,6 +357,10 @@ impl CcBackend {
             self.default_flags,
             self.link_flags,
             prelude,
+            c.tools
+                .iter()
+                .map(|(p, d)| format!("{} {d}", p.display()))
+                .collect::<Vec<_>>(),
         );
         if self.keys_only {
             identity.push_str("keys only: no link\n");
