@@ -319,7 +319,7 @@ fn bind_with<'t>(
     let mut a = tokens::adapt(text, tokens, macros);
     // Given up after the parse, which still finds the functions defined.
     let refused = keywords::keyword_macro(macros).or(a.refused.take());
-    let members = exempt_members(&mut a, macros);
+    let members = members::exempt(&mut a, macros);
     debug_assert_eq!(a.code_ids.len(), a.all.idents());
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();
@@ -421,68 +421,6 @@ fn bind_with<'t>(
     binding.members = members;
     a.give_back();
     binding
-}
-
-/// Marks the member declarators of plain struct bodies as members (see
-/// [`members`]) and returns where they stand. Not exempt: a body whose
-/// specifier words are macros or stand in a directive, and a name that
-/// stands before a label colon anywhere but as a bit-field's declarator.
-fn exempt_members(
-    a: &mut tokens::Adapted<'_>,
-    macros: Option<&crate::canon::MacroNames>,
-) -> Vec<usize> {
-    if !a.struct_words {
-        return Vec::new();
-    }
-    let bodies = members::bodies(&a.toks);
-    if bodies.is_empty() {
-        return Vec::new();
-    }
-    let idents = &a.idents;
-    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at as usize).ok();
-    let mut declarators: Vec<usize> = bodies
-        .iter()
-        .flat_map(|b| b.names.iter().copied())
-        .collect();
-    declarators.sort_unstable();
-    let mut colon: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
-    for w in a.toks.windows(2) {
-        if w[0].1 == Tok::Ident
-            && w[1].1 == Tok::Colon
-            && declarators.binary_search(&(w[0].0 as usize)).is_err()
-        {
-            if let Some(k) = at(w[0].0 as usize) {
-                colon.insert(idents[k].id);
-            }
-        }
-    }
-    let directive: rustc_hash::FxHashSet<&[u8]> =
-        a.opaque.iter().map(|(n, _)| n.as_ref()).collect();
-    let mut exempt = Vec::new();
-    for b in &bodies {
-        let plain = b.specs.iter().all(|&p| {
-            at(p).is_some_and(|k| {
-                let name = a.names[idents[k].id as usize].as_ref();
-                !directive.contains(name) && !macros.is_some_and(|m| m.contains(name))
-            })
-        });
-        if !plain {
-            continue;
-        }
-        for &p in &b.names {
-            if let Some(k) = at(p) {
-                if idents[k].never.is_none() && !colon.contains(&idents[k].id) {
-                    exempt.push(k);
-                }
-            }
-        }
-    }
-    exempt.sort_unstable();
-    exempt.dedup();
-    for &k in &exempt {
-        a.idents[k].never = Some(Reason::Member);
-    }
-    exempt.iter().map(|&k| a.idents[k].at as usize).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside
