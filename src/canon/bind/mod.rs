@@ -32,7 +32,10 @@
 //! grammar could not parse, declared with linkage (file scope, `extern`, a
 //! function) or as a typedef, or declared between conditional directives. A
 //! name after a member operator (`p->x`) is no occurrence of a binding and
-//! counts neither way: renaming never reaches it. Nor is a member's own name
+//! counts neither way: renaming never reaches it. A name right before `::`
+//! (`cfg::s`, `Color::Red`) names a namespace or a type, never a local, so a
+//! local spelled like it is no binding it may follow: it is kept as written
+//! everywhere. Nor is a member's own name
 //! in a plain struct body, which the renamer keeps as written
 //! ([`Binding::member_declarators`]). A macro the text
 //! defines with `##`, a block-scope typedef or a lexical error gives up the
@@ -97,6 +100,10 @@ pub enum Reason {
     MacroArgument,
     /// It stands after `.`, `->` or `::`.
     Member,
+    /// It stands right before `::`, where C++ looks a name up among
+    /// namespaces and types, never a local: `cfg::s` is no use of a local
+    /// `cfg` (review 2026-12-02, GPU F11).
+    Scope,
     /// It is a tag, or stands inside a struct, union or enum body.
     Tag,
     /// It stands in an item the grammar does not parse.
@@ -134,6 +141,7 @@ impl Reason {
                 "stands in an argument of a macro whose body is not known to leave it alone"
             }
             Reason::Member => "stands after a member operator",
+            Reason::Scope => "stands before `::`, where no local is looked up",
             Reason::Tag => "is a tag or stands in a struct, union or enum body",
             Reason::Unparsed => "stands in code the grammar does not parse",
             Reason::Free => "has an occurrence that refers to no declaration in the kernel",

@@ -605,3 +605,35 @@ fn the_groups_memo_answers_as_the_walk_that_defines_it() {
         }
     }
 }
+
+#[test]
+fn a_name_before_scope_resolution_is_kept_everywhere() {
+    // Review 2026-12-02, GPU F11: C++ looks `cfg` up in `cfg::s` among
+    // namespaces and types only, so the local `cfg` is not what it names;
+    // renamed with the local, `cfg::s` would read another namespace's `s`.
+    let k = "__global__ void f(float* x) { float cfg = 1.0f; x[0] = cfg::s * cfg; }";
+    kept(k, "cfg", Reason::Scope);
+    // A class or an enum before `::`, the local declared after the use,
+    // with a comment or a directive line between the name and `::`.
+    kept(
+        "void f(int* x) { x[0] = P::value; int P = 2; x[1] = P; }",
+        "P",
+        Reason::Scope,
+    );
+    kept(
+        "void f(int Color) { int c = Color /* c */ :: Red + Color; }",
+        "Color",
+        Reason::Scope,
+    );
+    kept(
+        "void f(int cfg) { int c = cfg\n#pragma unroll\n::s + cfg; }",
+        "cfg",
+        Reason::Scope,
+    );
+    // The name after `::` is still a member: a local spelled like it binds,
+    // and so does one spelled like a member between two `::`.
+    ok(
+        "void f(int s, int b) { int c = a::b::s + s + b; }",
+        &["s", "b"],
+    );
+}

@@ -395,3 +395,26 @@ fn a_raw_keyed_renamer_renames_nothing_and_still_finds_the_uncacheable() {
     let timed = b"void k(const char** s) { *s = __TIME__; }";
     assert!(renamer.key_form(timed).uncacheable.is_some());
 }
+
+#[test]
+fn a_local_spelled_like_a_namespace_keeps_its_name() {
+    // Review 2026-12-02, GPU F11: `float cfg; cfg::s * cfg` and
+    // `float alt; alt::s * alt` read different namespaces' `s`.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let text = |name: &str| {
+        let t = format!(
+            "__global__ void k(float* x) {{ float {name} = 1.0f; x[0] = {name}::s * {name}; }}"
+        );
+        r.canonicalize(t.as_bytes()).text
+    };
+    let cfg = text("cfg");
+    assert_ne!(cfg, text("alt"));
+    assert_eq!(
+        String::from_utf8(cfg).unwrap(),
+        "__global__ void k(float* kc1) { float cfg = 1.0f; kc1[0] = cfg::s * cfg; }"
+    );
+}
