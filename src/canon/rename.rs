@@ -12,8 +12,9 @@
 //!
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
-//! `.template` too), a name that stands right before `::` anywhere (the
-//! binder's [`super::bind::Reason::Scope`]), and a member's own name in a struct body the binder
+//! `.template` too), a name that stands right before `::` or before a `:`
+//! in an initializer's braces anywhere (the binder's
+//! [`super::bind::Reason::Scope`] and [`super::bind::Reason::Designator`]), and a member's own name in a struct body the binder
 //! reads ([`super::bind::Binding::member_declarators`]); anything inside `[[...]]`, a preprocessor line, a string
 //! or character literal; nothing at all in a kernel with a lexical error (see
 //! "Raw keying" below). A name the rules would rename

@@ -644,6 +644,22 @@ cases!(CcBackend {
     )
     .file("kc_ext.h", "extern float v1_a;\n")
     .opts_both(&["-Wshadow", "-Werror"]),
+    /// GNU's old-style designator `{ v1_a: v1_a }` sets the header struct's
+    /// member `v1_a`, not the one the local is renamed with (GPU F14). The
+    /// struct is read without `.`, which would keep the names anyway.
+    gnu_designator_names_a_member_not_the_local: Case::new(
+        kc(
+            "kd",
+            "#include \"kc_pair.h\"",
+            "float v1_a = x[i0]; kc_pair p = { v1_a: v1_a }; float* f = (float*)&p; x[i0] = f[0] * 10.0f + f[1];",
+        ),
+        kc(
+            "kd",
+            "#include \"kc_pair.h\"",
+            "float v1_b = x[i0]; kc_pair p = { v1_b: v1_b }; float* f = (float*)&p; x[i0] = f[0] * 10.0f + f[1];",
+        ),
+    )
+    .file("kc_pair.h", "typedef struct { float v1_a; float v1_b; } kc_pair;\n"),
 
     /// Control: two independent kernels, alone or together, answer alike.
     group_independent_kernels_answer_as_alone: Case::new(

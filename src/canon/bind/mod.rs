@@ -32,7 +32,9 @@
 //! grammar could not parse, declared with linkage (file scope, `extern`, a
 //! function) or as a typedef, or declared between conditional directives. A
 //! name after a member operator (`p->x`) is no occurrence of a binding and
-//! counts neither way: renaming never reaches it. A name right before `::`
+//! counts neither way: renaming never reaches it. A name right before a
+//! label-like `:` in an initializer's braces (GNU's `{ a: 1 }`) may name a
+//! member, and is kept as written everywhere. A name right before `::`
 //! (`cfg::s`, `Color::Red`) names a namespace or a type, never a local, so a
 //! local spelled like it is no binding it may follow: it is kept as written
 //! everywhere. Nor is a member's own name
@@ -58,6 +60,7 @@
 //! written: not renaming is always sound.
 
 mod asm;
+mod designators;
 mod directives;
 mod groups;
 mod keywords;
@@ -104,6 +107,10 @@ pub enum Reason {
     /// namespaces and types, never a local: `cfg::s` is no use of a local
     /// `cfg` (review 2026-12-02, GPU F11).
     Scope,
+    /// It stands right before a `:` inside an initializer's braces, where
+    /// it may name a member without `.` (GNU's `{ a: 1 }`; see
+    /// `bind/designators.rs`).
+    Designator,
     /// It is a tag, or stands inside a struct, union or enum body.
     Tag,
     /// It stands in an item the grammar does not parse.
@@ -142,6 +149,7 @@ impl Reason {
             }
             Reason::Member => "stands after a member operator",
             Reason::Scope => "stands before `::`, where no local is looked up",
+            Reason::Designator => "stands before `:` in an initializer, where it may name a member",
             Reason::Tag => "is a tag or stands in a struct, union or enum body",
             Reason::Unparsed => "stands in code the grammar does not parse",
             Reason::Free => "has an occurrence that refers to no declaration in the kernel",
@@ -703,6 +711,14 @@ fn judge<'t>(
         ranges: &unparsed,
         next: 0,
     };
+    let designated: Vec<(usize, usize)> = designators::positions(&a.toks, &sink.scopes)
+        .into_iter()
+        .map(|p| (p, p + 1))
+        .collect();
+    let mut designated = Ranges {
+        ranges: &designated,
+        next: 0,
+    };
     for (k, id) in a.idents.iter().enumerate() {
         // A member refers to no binding of the kernel, and renaming never
         // reaches it: neither for nor against. (A member the kernel declares
@@ -716,6 +732,8 @@ fn judge<'t>(
             Some(Reason::Unparsed)
         } else if never.holds(id.at as usize) {
             Some(Reason::Tag)
+        } else if designated.holds(id.at as usize) {
+            Some(Reason::Designator)
         } else if declaring[k] {
             None
         } else {

@@ -637,3 +637,38 @@ fn a_name_before_scope_resolution_is_kept_everywhere() {
         &["s", "b"],
     );
 }
+
+#[test]
+fn a_gnu_designator_in_an_initializer_is_kept_everywhere() {
+    // Review 2026-12-02, GPU F14: `{ a: a }` is `{ .a = a }` to gcc and
+    // clang; the first `a` names a member of a struct a header may define,
+    // not the local.
+    let k = "void f(float* x) { float a = x[0]; P p = { a: a }; x[0] = p.a; }";
+    kept(k, "a", Reason::Designator);
+    // In a compound literal, a nested initializer, a file-scope one.
+    kept(
+        "void f(float b) { float y = ((P){ b: b }).b; }",
+        "b",
+        Reason::Designator,
+    );
+    kept(
+        "void f(int q) { Q s = { 1, { 2, q: q } }; }",
+        "q",
+        Reason::Designator,
+    );
+    assert_eq!(
+        verdict("struct s d = { quot: 1 };\nvoid f(int quot) { }", "quot"),
+        Err(Reason::Designator)
+    );
+    // Labels and `case`s in blocks, a ternary in an initializer, a
+    // bit-field's width in a struct body still bind.
+    ok(
+        "void f(int n, int a, int b) { again: switch (n) { case 1: n--; } \
+         if (n) goto again; int v[2] = { n ? a : b, 0 }; }",
+        &["again", "n", "a", "b"],
+    );
+    ok(
+        "void f(int a) { struct s { int a : 3; } v; v.a = a; }",
+        &["a"],
+    );
+}

@@ -418,3 +418,26 @@ fn a_local_spelled_like_a_namespace_keeps_its_name() {
         "__global__ void k(float* kc1) { float cfg = 1.0f; kc1[0] = cfg::s * cfg; }"
     );
 }
+
+#[test]
+fn a_local_spelled_like_a_designated_member_keeps_its_name() {
+    // Review 2026-12-02, GPU F14: `div_t d = { quot: quot }` and
+    // `{ rem: rem }` set different members of a header's struct.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let text = |name: &str| {
+        let t = format!(
+            "int k(int v) {{ int {name} = v; div_t d = {{ {name}: {name} }}; return d.rem * 10 + d.quot; }}"
+        );
+        r.canonicalize(t.as_bytes()).text
+    };
+    let quot = text("quot");
+    assert_ne!(quot, text("rem"));
+    assert_eq!(
+        String::from_utf8(quot).unwrap(),
+        "int k(int kc1) { int quot = kc1; div_t d = { quot: quot }; return d.rem * 10 + d.quot; }"
+    );
+}
