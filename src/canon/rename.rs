@@ -87,7 +87,7 @@ mod pass;
 mod words;
 
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
-pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
+pub use names::{is_keyword, is_renamer_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 use pass::Pass;
 pub(in crate::canon) use pass::Taken;
@@ -150,7 +150,7 @@ impl Renamer {
                 Some(format!("bound name `{b}` is also free"))
             } else if is_reserved(b.as_bytes()) {
                 Some(format!("bound name `{b}` is in the reserved namespace"))
-            } else if is_keyword(b.as_bytes()) {
+            } else if is_renamer_keyword(b.as_bytes()) {
                 Some(format!("bound name `{b}` is a keyword"))
             } else {
                 None
@@ -448,7 +448,7 @@ impl Renamer {
             || self.symbols && is_symbol(name)
             || self.scope_locals && is_scope_local(name);
         debug_assert!(!(selected && is_keyword(name)));
-        if !selected && is_keyword(name) {
+        if !selected && is_renamer_keyword(name) {
             return Decision::Never;
         }
         if self.kernel_name.as_deref() == Some(name) {

@@ -3,7 +3,7 @@
 use super::names::{increment_decimal, is_numbered};
 use super::out::{Out, RUN};
 use super::words::{Found, Words};
-use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
+use super::{is_renamer_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::bind::{Token, TokenIter, Tokens};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
@@ -232,7 +232,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     pub(super) fn why(&self, name: &[u8]) -> String {
         match self.binding.verdict(name) {
             Ok(()) => match self.renamer.decide(name) {
-                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
+                Decision::Never if is_renamer_keyword(name) => "is a keyword".to_string(),
                 Decision::Never
                     if self
                         .renamer

@@ -441,3 +441,38 @@ fn a_local_spelled_like_a_designated_member_keeps_its_name() {
         "int k(int kc1) { int quot = kc1; div_t d = { quot: quot }; return d.rem * 10 + d.quot; }"
     );
 }
+
+#[test]
+fn vec_step_is_an_opencl_keyword_never_renamed() {
+    // Review 2026-12-02, GPU F15: `float vec_step = 3.0f;` does not compile
+    // as OpenCL C, so it must not share its twin's key, whose `q` does.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let kernel = |name: &str| {
+        format!("__kernel void k(__global float* x) {{ float {name} = 3.0f; x[0] = {name}; }}")
+    };
+    let vs = r.canonicalize(kernel("vec_step").as_bytes());
+    assert_ne!(vs.text, r.canonicalize(kernel("q").as_bytes()).text);
+    assert!(
+        vs.kept
+            .contains(&("vec_step".to_string(), "is a keyword".to_string())),
+        "{:?}",
+        vs.kept
+    );
+    // Clang's other OpenCL operator is in the reserved namespace: kept too.
+    let astype = r.canonicalize(kernel("__builtin_astype").as_bytes());
+    assert!(String::from_utf8(astype.text)
+        .unwrap()
+        .contains("float __builtin_astype = 3.0f"));
+    // A renderer binding it refuses bound renaming, as for any keyword.
+    let c = canon_with("float vec_step = a;", |o| {
+        o.bound = strs(&["vec_step", "a"])
+    });
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("bound name `vec_step` is a keyword")
+    );
+}
