@@ -476,3 +476,48 @@ fn vec_step_is_an_opencl_keyword_never_renamed() {
         Some("bound name `vec_step` is a keyword")
     );
 }
+
+#[test]
+fn a_name_an_outside_macro_may_paste_keeps_its_name() {
+    // Review 2026-12-02, GPU F19b: with a header's `#define CAT(a, b) a##b`,
+    // `CAT(q, 1)` reads the local `q1`, which no token of the kernel spells.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let cat: std::sync::Arc<crate::canon::MacroNames> =
+        std::sync::Arc::new(["CAT"].into_iter().collect());
+    let r = Renamer::new(&o)
+        .with_macros(cat.clone())
+        .with_pasting(cat.clone());
+    let text = |local: &str| {
+        format!("void k(float* x) {{ float {local} = x[0], acc = 1.0f; x[1] = CAT(q, 1) + acc; }}")
+    };
+    let q1 = r.canonicalize(text("q1").as_bytes());
+    assert_ne!(q1.text, r.canonicalize(text("r1").as_bytes()).text);
+    assert_eq!(
+        String::from_utf8(q1.text).unwrap(),
+        "void k(float* kc1) { float q1 = kc1[0], kc2 = 1.0f; kc1[1] = CAT(q, 1) + kc2; }"
+    );
+    assert!(q1.kept.contains(&(
+        "q1".to_string(),
+        "may be spelled by a paste (`##`) in a macro the kernel uses".to_string()
+    )));
+    // A kernel whose own name a paste may spell is raw-keyed: its kernel
+    // token would not follow `CAT(k__seg, 1)`.
+    let seg = |n: &str| {
+        let o = CanonOptions {
+            infer: true,
+            kernel_name: Some(format!("k__seg{n}")),
+            ..CanonOptions::default()
+        };
+        Renamer::new(&o)
+            .with_macros(cat.clone())
+            .with_pasting(cat.clone())
+            .canonicalize(
+                format!("void k__seg{n}(float* x) {{ x[0] = CAT(k__seg, 1)(x); }}").as_bytes(),
+            )
+    };
+    assert!(seg("1").raw.is_some());
+    assert_ne!(seg("1").text, seg("2").text);
+}
