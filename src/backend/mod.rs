@@ -107,6 +107,13 @@ pub struct KeyExtras {
     /// `__func__`, ...; `assert` is one): a kernel that uses one is keyed on
     /// its raw text and its full name.
     pub position_macros: Arc<crate::canon::MacroNames>,
+    /// Macro names from outside the kernel whose body pastes tokens, or
+    /// names a macro that does (`#define CAT(a, b) a##b`: `CAT(q, 1)` reads
+    /// a local `q1` that no token spells): in a kernel that names one, every
+    /// name a paste may spell is kept as written (see
+    /// [`crate::canon::pastes`]), and the kernel is grouped with no kernel
+    /// declaring such a name.
+    pub pasting: Arc<crate::canon::MacroNames>,
     /// Words the bodies of those macros name (a header's `#define GET
     /// v1_a`): a local spelled like one is read by the expansion, so it is
     /// never renamed. (The kernel's own macros the binder reads itself.)

@@ -605,7 +605,9 @@ fn is_lt_colon(p: &[u8]) -> bool {
     p.first() == Some(&b'<') && p.last() == Some(&b':')
 }
 
-fn is_paste(p: &[u8]) -> bool {
+/// Whether the punctuator `p` is the paste operator (`##`, `%:%:`, with
+/// blanks or splices between its halves).
+pub(crate) fn is_paste(p: &[u8]) -> bool {
     let core: Vec<u8> = p
         .iter()
         .copied()

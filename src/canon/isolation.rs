@@ -52,7 +52,9 @@
 //! one that declares another's symbol is not isolated from it. Two
 //! groupable kernels are isolated when
 //! their directive prefixes are equal, and the names each may declare are
-//! disjoint from the other's names, both ways.
+//! disjoint from the other's names, both ways; and, where one names a
+//! backend macro that may paste tokens, no name the other may declare is one
+//! a paste may spell ([`Isolation::with_pasting`], [`super::pastes`]).
 //!
 //! # Why this is sound
 //!
@@ -115,6 +117,10 @@ pub struct Isolation {
     external: Vec<Box<[u8]>>,
     /// Every name it spells (its declarations included).
     names: FxHashSet<Box<[u8]>>,
+    /// When it names a macro that may paste: the words of the outside
+    /// macros' bodies, which with its names and the keywords are what a
+    /// pasted name may start with (see [`Isolation::with_pasting`]).
+    pieces: Option<std::sync::Arc<MacroNames>>,
 }
 
 impl Isolation {
@@ -141,7 +147,36 @@ impl Isolation {
             declares: walk.declares,
             external: walk.external,
             names: walk.names,
+            pieces: None,
         }
+    }
+
+    /// Takes `pasting` (the backend's macros that may paste) and `reached`
+    /// (the words of the outside macros' bodies) into account: when the
+    /// kernel names such a macro, a paste may spell a name no token of it
+    /// shows (`CAT(q, 1)` is `q1`), and a kernel declaring a name a paste
+    /// may spell is not isolated from it (see [`super::pastes`]).
+    pub fn with_pasting(
+        mut self,
+        pasting: &MacroNames,
+        reached: &std::sync::Arc<MacroNames>,
+    ) -> Isolation {
+        if !pasting.is_empty() && self.names.iter().any(|n| pasting.contains(n)) {
+            self.pieces = Some(std::sync::Arc::clone(reached));
+        }
+        self
+    }
+
+    /// Whether a paste in a macro this kernel names may spell one of
+    /// `declares`.
+    fn may_paste_one_of(&self, declares: &FxHashSet<Box<[u8]>>) -> bool {
+        let Some(reached) = &self.pieces else {
+            return false;
+        };
+        let piece = |p: &[u8]| self.names.contains(p) || reached.contains(p) || is_keyword(p);
+        declares
+            .iter()
+            .any(|d| super::pastes::may_be_pasted(d, piece))
     }
 
     /// Counts the kernel's own symbol (the entry point the resolver looks
@@ -188,6 +223,8 @@ impl Isolation {
             && self.prefix == other.prefix
             && self.declares.is_disjoint(&other.names)
             && other.declares.is_disjoint(&self.names)
+            && !self.may_paste_one_of(&other.declares)
+            && !other.may_paste_one_of(&self.declares)
     }
 
     /// Whether the kernel declares none of `names` (an option list's).
@@ -748,5 +785,27 @@ mod tests {
         assert!(!iso("int helper(void) { return 0; }").declares_none_of(&names));
         assert!(option_names(&["-include", "x.h"]).is_none());
         assert!(option_names(&["-imacros=x.h"]).is_none());
+    }
+
+    #[test]
+    fn a_name_a_paste_may_spell_is_not_isolated_from_the_kernel_pasting_it() {
+        // Review 2026-12-02, GPU F19b: `CAT(v1_a, 1)` is `v1_a1`, which
+        // another kernel of the group may declare.
+        let p = "#include <cat.h>\n";
+        let a = iso(&format!(
+            "{p}float v1_a1 = 7.0f;\nvoid a(float* y) {{ y[0] = v1_a1; }}"
+        ));
+        let b = || iso(&format!("{p}void b(float* y) {{ y[0] = CAT(v1_a, 1); }}"));
+        let pasting: MacroNames = ["CAT"].into_iter().collect();
+        let reached = std::sync::Arc::new(MacroNames::default());
+        assert!(a.isolated_from(&b()), "without the macro known to paste");
+        let b = b().with_pasting(&pasting, &reached);
+        assert!(!a.isolated_from(&b) && !b.isolated_from(&a));
+        // A kernel whose names start with no piece a paste may join stays
+        // isolated.
+        let c = iso(&format!(
+            "{p}float r1 = 7.0f;\nvoid c(float* y) {{ y[0] = r1; }}"
+        ));
+        assert!(c.isolated_from(&b) && b.isolated_from(&c));
     }
 }

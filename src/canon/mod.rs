@@ -13,6 +13,7 @@ pub mod dialect;
 pub mod isolation;
 pub mod lexer;
 mod macro_names;
+pub mod pastes;
 pub mod rename;
 mod scratch;
 mod segment;

@@ -12,8 +12,12 @@
 //!
 //! Never renamed: names in `keep` or `free`; C, C++, CUDA and OpenCL keywords;
 //! a name after `.`, `->` or `::` (whitespace and comments may stand between;
-//! `.template` too), and a member's own name in a struct body the binder
-//! reads ([`super::bind::Binding::member_declarators`]); anything inside `[[...]]`, a preprocessor line, a string
+//! `.template` too), a name that stands right before `::` or before a `:`
+//! in an initializer's braces anywhere (the binder's
+//! [`super::bind::Reason::Scope`] and [`super::bind::Reason::Designator`]), and a member's own name in a struct body the binder
+//! reads ([`super::bind::Binding::member_declarators`]); a name a paste in a
+//! backend macro the kernel names may spell ([`Renamer::with_pasting`]);
+//! anything inside `[[...]]`, a preprocessor line, a string
 //! or character literal; nothing at all in a kernel with a lexical error (see
 //! "Raw keying" below). A name the rules would rename
 //! that also stands after a member operator somewhere in the kernel is kept
@@ -85,7 +89,7 @@ mod pass;
 mod words;
 
 use names::{is_digits, is_numbered, lossy, lossy_owned, raw_text};
-pub use names::{is_keyword, is_reserved, is_scope_local, is_symbol};
+pub use names::{is_keyword, is_renamer_keyword, is_reserved, is_scope_local, is_symbol};
 pub use options::{CanonOptions, Canonical, Derivation, KeyForm, RAW_MARKER};
 use pass::Pass;
 pub(in crate::canon) use pass::Taken;
@@ -112,6 +116,8 @@ pub struct Renamer {
     reached: Option<std::sync::Arc<super::MacroNames>>,
     /// Macro names that expand by position: a kernel using one is raw-keyed.
     position_macros: Option<std::sync::Arc<super::MacroNames>>,
+    /// Macro names that may paste (see [`Renamer::with_pasting`]).
+    pasting: Option<std::sync::Arc<super::MacroNames>>,
     infer: bool,
     /// Whether the binder's verdicts apply (off only in this module's tests
     /// of the renaming mechanics).
@@ -148,7 +154,7 @@ impl Renamer {
                 Some(format!("bound name `{b}` is also free"))
             } else if is_reserved(b.as_bytes()) {
                 Some(format!("bound name `{b}` is in the reserved namespace"))
-            } else if is_keyword(b.as_bytes()) {
+            } else if is_renamer_keyword(b.as_bytes()) {
                 Some(format!("bound name `{b}` is a keyword"))
             } else {
                 None
@@ -182,6 +188,7 @@ impl Renamer {
             macros: None,
             reached: None,
             position_macros: None,
+            pasting: None,
             infer: options.infer,
             verify: true,
             limit: super::bind::MAX_TEXT,
@@ -205,6 +212,47 @@ impl Renamer {
     pub fn with_position_macros(mut self, macros: std::sync::Arc<super::MacroNames>) -> Renamer {
         self.position_macros = (!macros.is_empty()).then_some(macros);
         self
+    }
+
+    /// Macro names from outside the kernel that may paste tokens (see
+    /// [`crate::backend::KeyExtras::pasting`]): in a kernel that names one,
+    /// every name a paste may spell is kept as written, and a kernel whose
+    /// own name is one is raw-keyed (see [`super::pastes`]).
+    pub fn with_pasting(mut self, macros: std::sync::Arc<super::MacroNames>) -> Renamer {
+        self.pasting = (!macros.is_empty()).then_some(macros);
+        self
+    }
+
+    /// The names of `binding`'s text a paste may spell, when the text names
+    /// a macro that may paste: the declared ones, and whether its own name
+    /// is one (see [`super::pastes`]).
+    fn pasted<'t>(&self, binding: &super::bind::Binding<'t>) -> (FxHashSet<Cow<'t, [u8]>>, bool) {
+        let Some(pasting) = self.pasting.as_deref() else {
+            return Default::default();
+        };
+        if !pasting.iter().any(|m| binding.id(m).is_some()) {
+            return Default::default();
+        }
+        // The kernel's names a renaming never reaches, the outside bodies'
+        // words, and the keywords those leave out.
+        let piece = |p: &[u8]| {
+            binding
+                .id(p)
+                .is_some_and(|id| binding.verdict_id(id).is_err())
+                || self.reached.as_ref().is_some_and(|r| r.contains(p))
+                || is_keyword(p)
+        };
+        let names = binding
+            .declared()
+            .iter()
+            .filter(|d| super::pastes::may_be_pasted(d, piece))
+            .cloned()
+            .collect();
+        let own = self
+            .kernel_name
+            .as_deref()
+            .is_some_and(|n| super::pastes::may_be_pasted(n, piece));
+        (names, own)
     }
 
     /// The position macros the backend reported, if any.
@@ -396,9 +444,12 @@ impl Renamer {
             tokens,
             self.macros.as_deref(),
         ));
+        let (pasted, own_pasted) = self.pasted(&binding);
+        let pasted = std::rc::Rc::new(pasted);
         let new = |prefix, marked, members| {
             let mut p = Pass::new(self, text, prefix, marked, members, binding.clone());
             p.record = record;
+            p.pasted = pasted.clone();
             p
         };
         let mut pass = new(BASE_PREFIX.to_vec(), false, Default::default());
@@ -406,6 +457,16 @@ impl Renamer {
         pass.run();
         if let Some(findings) = pass.findings.take().filter(|f| !f.is_clean()) {
             return Err(findings);
+        }
+        if own_pasted {
+            // Its name becomes the kernel token, which a pasted name would
+            // not follow (see `super::pastes`).
+            return Err(Findings {
+                raw: Some(
+                    "its own name may be spelled by a paste (`##`) in a macro it uses".into(),
+                ),
+                uncacheable: None,
+            });
         }
         let members = std::mem::take(&mut pass.member_conflicts);
         if !members.is_empty() {
@@ -446,7 +507,7 @@ impl Renamer {
             || self.symbols && is_symbol(name)
             || self.scope_locals && is_scope_local(name);
         debug_assert!(!(selected && is_keyword(name)));
-        if !selected && is_keyword(name) {
+        if !selected && is_renamer_keyword(name) {
             return Decision::Never;
         }
         if self.kernel_name.as_deref() == Some(name) {

@@ -21,7 +21,8 @@ pub(super) fn isolated_groups(
         .map(|&i| {
             let macros = Some(&*keyed[i].position_macros).filter(|m| !m.is_empty());
             let mut iso = Isolation::of(batch[i].text.as_bytes(), macros)
-                .with_symbol(batch[i].symbol.as_bytes());
+                .with_symbol(batch[i].symbol.as_bytes())
+                .with_pasting(&keyed[i].pasting, &keyed[i].reached);
             if keyed[i].uncacheable.is_some() {
                 iso.alone.get_or_insert_with(|| "uncacheable".into());
             }

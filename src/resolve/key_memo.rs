@@ -82,6 +82,7 @@ pub(super) fn same_extras(a: &KeyExtras, b: &KeyExtras) -> bool {
     a.digests == b.digests
         && a.macros == b.macros
         && a.position_macros == b.position_macros
+        && a.pasting == b.pasting
         && a.reached == b.reached
         && a.uncacheable == b.uncacheable
         && a.records_names == b.records_names
@@ -223,6 +224,8 @@ mod tests {
             key: Digest([n; 32]),
             uncacheable: None,
             position_macros: Default::default(),
+            pasting: Default::default(),
+            reached: Default::default(),
             records_names: None,
         }
     }

@@ -263,6 +263,10 @@ struct Keyed {
     uncacheable: Option<String>,
     /// The backend's position macros, for the isolation check.
     position_macros: Arc<MacroNames>,
+    /// The backend's macros that may paste and the words of the outside
+    /// bodies, for the isolation check (see [`crate::canon::pastes`]).
+    pasting: Arc<MacroNames>,
+    reached: Arc<MacroNames>,
     /// Why it compiles alone, when its compile records its own spellings
     /// (see [`crate::backend::KeyExtras::records_names`]).
     records_names: Option<String>,
@@ -455,7 +459,8 @@ impl<B: Backend + 'static> Resolver<B> {
         let mut renamer = Renamer::new(&kernel.canon)
             .with_macros(Arc::clone(&extras.macros))
             .with_reached(Arc::clone(&extras.reached))
-            .with_position_macros(Arc::clone(&position_macros));
+            .with_position_macros(Arc::clone(&position_macros))
+            .with_pasting(Arc::clone(&extras.pasting));
         if let Some(why) = &extras.records_names {
             renamer = renamer.raw_keyed(why.clone());
         }
@@ -479,6 +484,8 @@ impl<B: Backend + 'static> Resolver<B> {
                 .or(options_uncacheable)
                 .or(form.uncacheable),
             position_macros,
+            pasting: Arc::clone(&extras.pasting),
+            reached: Arc::clone(&extras.reached),
             records_names: extras.records_names.clone(),
         }
     }

@@ -644,6 +644,48 @@ cases!(CcBackend {
     )
     .file("kc_ext.h", "extern float v1_a;\n")
     .opts_both(&["-Wshadow", "-Werror"]),
+    /// GNU's old-style designator `{ v1_a: v1_a }` sets the header struct's
+    /// member `v1_a`, not the one the local is renamed with (GPU F14). The
+    /// struct is read without `.`, which would keep the names anyway.
+    gnu_designator_names_a_member_not_the_local: Case::new(
+        kc(
+            "kd",
+            "#include \"kc_pair.h\"",
+            "float v1_a = x[i0]; kc_pair p = { v1_a: v1_a }; float* f = (float*)&p; x[i0] = f[0] * 10.0f + f[1];",
+        ),
+        kc(
+            "kd",
+            "#include \"kc_pair.h\"",
+            "float v1_b = x[i0]; kc_pair p = { v1_b: v1_b }; float* f = (float*)&p; x[i0] = f[0] * 10.0f + f[1];",
+        ),
+    )
+    .file("kc_pair.h", "typedef struct { float v1_a; float v1_b; } kc_pair;\n"),
+    /// A header's macro pastes its arguments into a local's name: A's
+    /// `KC_CAT(v1_a, 1)` reads its local `v1_a1`, B's the header's global,
+    /// and no token of either spells `v1_a1` where it is read (GPU F19b).
+    header_macro_pastes_a_locals_name: Case::new(
+        kc("kp", "#include \"kc_cat.h\"", "float v1_a1 = x[i0] + 1.0f; x[i0] = KC_CAT(v1_a, 1);"),
+        kc("kp", "#include \"kc_cat.h\"", "float v1_b1 = x[i0] + 1.0f; x[i0] = KC_CAT(v1_a, 1);"),
+    )
+    .file(
+        "kc_cat.h",
+        "#ifndef KC_CAT_H\n#define KC_CAT_H\nstatic float v1_a1 = 100.0f;\n#define KC_CAT(a, b) a##b\n#endif\n",
+    ),
+    /// In a group, B's `KC_CAT(v1_a, 1)` would read A's global `v1_a1`;
+    /// alone it names nothing, and B fails.
+    header_macro_paste_reaches_a_neighbours_global: Case::new(
+        kc("ka", "#include <kc_cat2.h>\nfloat v1_a1 = 7.0f;", "x[i0] += v1_a1;"),
+        kc("kb", "#include <kc_cat2.h>", "x[i0] = KC_CAT(v1_a, 1);"),
+    )
+    .file("kc_cat2.h", "#define KC_CAT(a, b) a##b\n")
+    .opts_both(&["-I@DIR@"]),
+    /// The same through gcc's predefined `__INT64_C(c) c ## L`, from the
+    /// compiler's `-dM` listing (and its kept probe).
+    predefined_macro_pastes_a_locals_name: Case::new(
+        kc("kp", "#include \"kc_al.h\"", "float v1_aL = x[i0] + 1.0f; x[i0] = __INT64_C(v1_a);"),
+        kc("kp", "#include \"kc_al.h\"", "float v1_bL = x[i0] + 1.0f; x[i0] = __INT64_C(v1_a);"),
+    )
+    .file("kc_al.h", "static float v1_aL = 100.0f;\n"),
 
     /// Control: two independent kernels, alone or together, answer alike.
     group_independent_kernels_answer_as_alone: Case::new(

@@ -1,6 +1,6 @@
 //! The names a key must keep as written: every macro the compile may expand
-//! in a kernel, and among them those whose expansion depends on where it
-//! happens.
+//! in a kernel, among them those whose expansion depends on where it
+//! happens, and those that may paste tokens.
 //!
 //! The sources, merged per kernel: the compiler's predefined macros (cc asks
 //! the compiler itself with `-dM -E` on the backend's exact flags; a GPU
@@ -9,8 +9,13 @@
 //! `#undef` of every header the compile reads, and the kernel's own. A
 //! macro is *positional* when its body names `__LINE__`, `__FILE__`,
 //! `__func__` or another positional macro (`assert`, through
-//! `__ASSERT_FUNCTION`); a kernel that uses one is keyed on its raw text.
-//!
+//! `__ASSERT_FUNCTION`); a kernel that uses one is keyed on its raw text. A
+//! macro from outside the kernel *pastes* when its body pastes tokens
+//! (`#define CAT(a, b) a##b`) or names a macro that pastes: `CAT(q, 1)`
+//! reaches a local `q1` that no token spells, so a kernel that names one
+//! keeps as written every name a paste may spell (see `canon::pastes`;
+//! review 2026-12-02, GPU F19b). The kernel's own pasting macro already
+//! makes it uncacheable (see `canon::dialect`).
 //!
 //! The words of a body from outside the kernel (a header's, an option's, a
 //! predefined one; a function-like macro's parameters aside) are kept as
@@ -37,6 +42,7 @@ pub(crate) fn bare(name: &str) -> Define {
     Define {
         name: name.as_bytes().into(),
         body: Body::default(),
+        pastes: false,
     }
 }
 
@@ -93,30 +99,40 @@ pub(crate) fn option_defines(options: &[String]) -> Vec<Define> {
     out
 }
 
-/// Every name in `parts`, and those of them that are positional.
+/// Every name in `parts` (all from outside the kernel), those of them that
+/// are positional, and those that paste.
 #[cfg(test)]
-pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames) {
+pub(crate) fn names(parts: &[&[Define]]) -> (MacroNames, MacroNames, MacroNames) {
     let all = parts
         .iter()
         .flat_map(|p| p.iter())
         .map(|d| &d.name)
         .collect();
-    (all, positional(parts))
+    let (positional, pasting) = reach(parts, &[]);
+    (all, positional, pasting)
 }
 
-/// The names in `parts` that are positional.
-fn positional(parts: &[&[Define]]) -> MacroNames {
-    let defines = || parts.iter().flat_map(|p| p.iter());
+/// The names in `outside` and `own` (the kernel's own definitions) that are
+/// positional (their body names a positional identifier, or a macro that
+/// is), and those that paste (from outside, their body pastes; or it names
+/// a macro that pastes).
+fn reach(outside: &[&[Define]], own: &[Define]) -> (MacroNames, MacroNames) {
+    let outside = || outside.iter().flat_map(|p| p.iter());
+    let defines = || outside().chain(own);
     // Nothing is positional unless some body names a positional identifier
-    // itself: the common case (a compiler's predefined macros) skips the
-    // map of who names what.
+    // itself, nothing pastes unless some outside body does: a listing with
+    // neither skips the map of who names what. (gcc's predefines
+    // `__INT64_C` and its kin, which paste: for it the map is built once per
+    // seed and per merge, which the memo below keeps.)
     let names_one = |d: &Define| {
         d.body
             .iter()
             .any(|b| POSITIONAL.iter().any(|p| p.as_bytes() == b))
     };
-    if !defines().any(names_one) {
-        return MacroNames::default();
+    let positional = defines().any(names_one);
+    let pastes = outside().any(|d| d.pastes);
+    if !positional && !pastes {
+        return Default::default();
     }
     // ident -> the macros whose body names it
     let mut users: FxHashMap<&[u8], Vec<&[u8]>> = FxHashMap::default();
@@ -125,16 +141,36 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
             users.entry(b).or_default().push(&d.name);
         }
     }
-    let mut positional: FxHashSet<&[u8]> = FxHashSet::default();
-    let mut work: Vec<&[u8]> = POSITIONAL.iter().map(|p| p.as_bytes()).collect();
-    while let Some(n) = work.pop() {
-        for &u in users.get(n).map(Vec::as_slice).unwrap_or_default() {
-            if positional.insert(u) {
-                work.push(u);
+    // The macros whose body names one of `seeds`, or names one of those
+    // (a seed only if so).
+    let users_of = |seeds: Vec<&[u8]>| -> FxHashSet<&[u8]> {
+        let mut found: FxHashSet<&[u8]> = FxHashSet::default();
+        let mut work = seeds;
+        while let Some(n) = work.pop() {
+            for &u in users.get(n).map(Vec::as_slice).unwrap_or_default() {
+                if found.insert(u) {
+                    work.push(u);
+                }
             }
         }
-    }
-    positional.into_iter().collect()
+        found
+    };
+    let positional = if positional {
+        users_of(POSITIONAL.iter().map(|p| p.as_bytes()).collect())
+            .into_iter()
+            .collect()
+    } else {
+        MacroNames::default()
+    };
+    let pasting = if pastes {
+        let seeds: Vec<&[u8]> = outside().filter(|d| d.pastes).map(|d| &*d.name).collect();
+        let mut pasting: MacroNames = seeds.iter().collect();
+        pasting.extend(users_of(seeds));
+        pasting
+    } else {
+        MacroNames::default()
+    };
+    (positional, pasting)
 }
 
 /// The merged names, memoized.
@@ -142,6 +178,8 @@ fn positional(parts: &[&[Define]]) -> MacroNames {
 pub(crate) struct Merged {
     pub macros: Arc<MacroNames>,
     pub positional: Arc<MacroNames>,
+    /// The macros that paste (see the module docs).
+    pub pasting: Arc<MacroNames>,
     /// The words the bodies of macros from outside the kernel name (the
     /// kernel's own the binder reads itself), keywords and parameters
     /// aside: kept as written, but no macros themselves.
@@ -149,14 +187,16 @@ pub(crate) struct Merged {
 }
 
 /// A compiler's predefined macros (its `-dM` listing) as a merge needs
-/// them: the names of those with no body, which are most, in one set, and
-/// the others whole. So a warm hit that loads the kept listing allocates a
-/// few buffers for it, not one or more per definition.
+/// them: the names of those whose body names nothing and pastes nothing,
+/// which are most, in one set, and the others whole. So a warm hit that
+/// loads the kept listing allocates a few buffers for it, not one or more
+/// per definition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Predefined {
-    /// The names of the definitions whose body names nothing.
+    /// The names of the definitions whose body names nothing and pastes
+    /// nothing.
     pub bare: MacroNames,
-    /// The definitions whose body names something, in listing order.
+    /// The other definitions, in listing order.
     pub bodied: Vec<Define>,
 }
 
@@ -164,7 +204,7 @@ impl From<Vec<Define>> for Predefined {
     fn from(defines: Vec<Define>) -> Predefined {
         let mut p = Predefined::default();
         for d in defines {
-            if d.body.is_empty() {
+            if d.body.is_empty() && !d.pastes {
                 p.bare.insert(&d.name);
             } else {
                 p.bodied.push(d);
@@ -176,12 +216,13 @@ impl From<Vec<Define>> for Predefined {
 
 /// The kernel-independent definitions (predefined, options, headers read
 /// before the kernels), held as what a merge needs of them: every name, and
-/// the definitions whose body names anything (only those can make a name
-/// positional).
+/// the definitions whose body names or pastes anything (only those can make
+/// a name positional or pasting).
 #[derive(Debug)]
 pub(crate) struct Seed {
     names: Arc<MacroNames>,
     positional: Arc<MacroNames>,
+    pasting: Arc<MacroNames>,
     /// The words the bodies name (see [`Merged::reached`]).
     reached: Arc<MacroNames>,
     bodied: Vec<Define>,
@@ -209,16 +250,17 @@ impl Seed {
         }
         for d in defines {
             names.insert(&d.name);
-            if !d.body.is_empty() {
+            if !d.body.is_empty() || d.pastes {
                 bodied.push(d);
             }
         }
         let mut reached = MacroNames::default();
         insert_reached(&mut reached, &bodied);
-        let positional = positional(&[&bodied]);
+        let (positional, pasting) = reach(&[&bodied], &[]);
         Seed {
             names: Arc::new(names),
             positional: Arc::new(positional),
+            pasting: Arc::new(pasting),
             reached: Arc::new(reached),
             bodied,
         }
@@ -280,6 +322,7 @@ pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) ->
         Merged {
             macros: Arc::clone(&seed.names),
             positional: Arc::clone(&seed.positional),
+            pasting: Arc::clone(&seed.pasting),
             reached: Arc::clone(&seed.reached),
         }
     } else {
@@ -293,12 +336,14 @@ pub(crate) fn merge(seed: &Arc<Seed>, closure: &Arc<Closure>, own: &[Define]) ->
         } else {
             Arc::clone(&seed.reached)
         };
-        // A body-less definition names nothing, so it makes no name
-        // positional: the seed's bodied definitions stand for all of them.
-        let positional = positional(&[&seed.bodied, &closure.defines, own]);
+        // A definition whose body names and pastes nothing makes no name
+        // positional or pasting: the seed's bodied definitions stand for all
+        // of them.
+        let (positional, pasting) = reach(&[&seed.bodied, &closure.defines], own);
         Merged {
             macros: Arc::new(macros),
             positional: Arc::new(positional),
+            pasting: Arc::new(pasting),
             reached,
         }
     };
@@ -317,7 +362,7 @@ mod tests {
     #[test]
     fn a_dm_listing_gives_names_and_bodies() {
         let d = parse_dm("#define __x86_64__ 1\n#define linux 1\n#define F(a) (a + __LINE__)\n");
-        let (all, pos) = names(&[&d]);
+        let (all, pos, _) = names(&[&d]);
         assert_eq!(all, set(&["__x86_64__", "linux", "F"]));
         assert_eq!(pos, set(&["F"]));
     }
@@ -329,14 +374,14 @@ mod tests {
              #define assert(e) ((e) ? 0 : fail(#e, __ASSERT_FUNCTION))\n\
              #define plain 3\n",
         );
-        let (_, pos) = names(&[&d]);
+        let (_, pos, _) = names(&[&d]);
         assert_eq!(pos, set(&["__ASSERT_FUNCTION", "assert"]));
     }
 
     #[test]
     fn a_listing_naming_no_positional_identifier_has_no_positional_macro() {
         let d = parse_dm("#define __x86_64__ 1\n#define A B\n#define B(x) (x + A)\n");
-        let (all, pos) = names(&[&d]);
+        let (all, pos, _) = names(&[&d]);
         assert_eq!(all, set(&["__x86_64__", "A", "B"]));
         assert!(pos.is_empty());
     }
@@ -345,8 +390,35 @@ mod tests {
     fn a_chain_across_parts_is_positional() {
         let seed = parse_dm("#define USES_HERE HERE\n#define plain 1\n");
         let closure = parse_dm("#define HERE __LINE__\n");
-        let (_, pos) = names(&[&seed, &closure]);
+        let (_, pos, _) = names(&[&seed, &closure]);
         assert_eq!(pos, set(&["USES_HERE", "HERE"]));
+    }
+
+    #[test]
+    fn a_macro_from_outside_that_pastes_or_names_one_that_does_pastes() {
+        // Review 2026-12-02, GPU F19b: `CAT(q, 1)` reaches a local `q1` that
+        // no token spells, and so does a macro whose body names `CAT`.
+        let d = parse_dm(
+            "#define CAT(a, b) a##b\n#define CAT1(a) CAT(a, 1)\n\
+             #define __INT64_C(c) c ## L\n#define plain 1\n#define F(a) a\n",
+        );
+        let (_, pos, pasting) = names(&[&d]);
+        assert_eq!(pasting, set(&["CAT", "CAT1", "__INT64_C"]));
+        assert!(pos.is_empty(), "a paste is no position");
+        // A predefined one (gcc's `__INT64_C`) survives the split into bare
+        // names, and a header's a merge; the kernel's own pasting macro is
+        // left to the dialect scan, which makes the kernel uncacheable.
+        let predefined = Predefined::from(parse_dm("#define __INT64_C(c) c ## L\n"));
+        assert!(predefined.bare.is_empty());
+        let seed = Arc::new(Seed::with_predefined(predefined, Vec::new()));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cat.h"), "#define CAT(a, b) a##b\n").unwrap();
+        let search = super::super::includes::search_in_dirs(&[], dir.path());
+        let text = b"#include \"cat.h\"\n#define MINE(a) a##2\nint k;\n";
+        let scanned = super::super::includes::scan_text(&search, "test", text, false).unwrap();
+        let m = merge(&seed, &scanned.closure, &scanned.defines);
+        assert_eq!(*m.pasting, set(&["__INT64_C", "CAT"]));
+        assert!(m.positional.is_empty());
     }
 
     #[test]
@@ -370,7 +442,7 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let d = option_defines(&opts);
-        let (all, pos) = names(&[&d]);
+        let (all, pos, _) = names(&[&d]);
         // `-I -Dnot_a_macro` is still read as a -D by this scan: more names
         // kept as written is only less reuse.
         assert_eq!(
@@ -397,7 +469,7 @@ mod tests {
         let held = Arc::new(Seed::new(seed.clone()));
         for kernel in [&own[..], &[]] {
             let m = merge(&held, &scanned.closure, kernel);
-            let (all, pos) = names(&[&seed, &scanned.closure.defines, kernel]);
+            let (all, pos, pasting) = names(&[&seed, &scanned.closure.defines, kernel]);
             assert_eq!(*m.macros, all);
             // The words the outside bodies name, the kernel's own aside.
             let mut reached = MacroNames::default();
@@ -405,6 +477,7 @@ mod tests {
             assert!(reached.contains(b"__LINE__") && !reached.contains(b"only_own"));
             assert_eq!(*m.reached, reached);
             assert_eq!(*m.positional, pos);
+            assert_eq!(*m.pasting, pasting);
         }
     }
 }

@@ -654,6 +654,7 @@ impl Backend for CcBackend {
             digests,
             macros: merged.macros,
             position_macros: merged.positional,
+            pasting: merged.pasting,
             reached: merged.reached,
             uncacheable,
             records_names,

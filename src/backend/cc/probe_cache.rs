@@ -60,8 +60,8 @@ mod record;
 /// The file format, in every file's name: one of another version is never
 /// read (and [`record`] refuses one under a wrong name). The definitions
 /// are kept as [`super::macros::parse_dm`] split them: a change to what
-/// it gives changes the format too.
-const FORMAT: u32 = 4;
+/// it gives changes the format too (5: whether a body pastes).
+const FORMAT: u32 = 5;
 
 /// What the driver runs or reads from its program directories.
 const PROGRAMS: &[&str] = &[

@@ -33,6 +33,14 @@ impl Writer {
         }
     }
 
+    /// A macro definition: its name, whether its body pastes (1 or 0),
+    /// then its body.
+    pub(super) fn define(&mut self, name: &[u8], pastes: bool, body: &Body) {
+        self.bytes(name);
+        self.u64(u64::from(pastes));
+        self.body(body);
+    }
+
     /// A macro body: its word count, then each word.
     pub(super) fn body(&mut self, body: &Body) {
         self.u64(body.len() as u64);
@@ -88,6 +96,19 @@ impl<'a> Reader<'a> {
             *word = self.u64()?;
         }
         StatId::from_words(w)
+    }
+
+    /// What [`Writer::define`] wrote: the name, whether the body pastes,
+    /// the body.
+    pub(super) fn define(&mut self) -> Option<(&'a [u8], bool, Body)> {
+        let name = self.bytes()?;
+        let pastes = match self.u64()? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let words = self.count()?;
+        Some((name, pastes, self.body(words)?))
     }
 
     /// A macro body of `words` words ([`Writer::body`] after its count).

@@ -426,6 +426,7 @@ pub(crate) fn key_extras(
         digests: vec![scanned.closure.digest],
         macros: merged.macros,
         position_macros: merged.positional,
+        pasting: merged.pasting,
         reached,
         uncacheable: uncacheable.or_else(|| scanned.closure.uncacheable.clone()),
         records_names: crate::backend::records_names(family, options),

@@ -117,6 +117,7 @@ impl Backend for Probe {
             digests: vec![digest_parts_raw(parts)],
             macros: Arc::new([MACRO].into_iter().collect()),
             position_macros: Arc::new([POSITION_MACRO].into_iter().collect()),
+            pasting: Default::default(),
             reached: Default::default(),
             uncacheable: (kernel.symbol == "timed").then(|| "probe: __TIME__".into()),
             records_names: options

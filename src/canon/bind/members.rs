@@ -19,7 +19,8 @@
 //! is not exempt at all, since there it is spelled without a member
 //! operator.
 
-use super::tokens::Tok;
+use super::tokens::{Adapted, Tok};
+use super::Reason;
 
 /// One plain struct or union body.
 pub struct Body {
@@ -108,6 +109,65 @@ fn body(toks: &[(u32, Tok, u32)], mut i: usize) -> Option<Body> {
             }
         }
     }
+}
+
+/// Marks the member declarators of plain struct bodies as members (see
+/// the module docs) and returns where they stand. Not exempt: a body whose
+/// specifier words are macros or stand in a directive, and a name that
+/// stands before a label colon anywhere but as a bit-field's declarator.
+pub(super) fn exempt(a: &mut Adapted<'_>, macros: Option<&crate::canon::MacroNames>) -> Vec<usize> {
+    if !a.struct_words {
+        return Vec::new();
+    }
+    let bodies = bodies(&a.toks);
+    if bodies.is_empty() {
+        return Vec::new();
+    }
+    let idents = &a.idents;
+    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at as usize).ok();
+    let mut declarators: Vec<usize> = bodies
+        .iter()
+        .flat_map(|b| b.names.iter().copied())
+        .collect();
+    declarators.sort_unstable();
+    let mut colon: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
+    for w in a.toks.windows(2) {
+        if w[0].1 == Tok::Ident
+            && w[1].1 == Tok::Colon
+            && declarators.binary_search(&(w[0].0 as usize)).is_err()
+        {
+            if let Some(k) = at(w[0].0 as usize) {
+                colon.insert(idents[k].id);
+            }
+        }
+    }
+    let directive: rustc_hash::FxHashSet<&[u8]> =
+        a.opaque.iter().map(|(n, _)| n.as_ref()).collect();
+    let mut exempt = Vec::new();
+    for b in &bodies {
+        let plain = b.specs.iter().all(|&p| {
+            at(p).is_some_and(|k| {
+                let name = a.names[idents[k].id as usize].as_ref();
+                !directive.contains(name) && !macros.is_some_and(|m| m.contains(name))
+            })
+        });
+        if !plain {
+            continue;
+        }
+        for &p in &b.names {
+            if let Some(k) = at(p) {
+                if idents[k].never.is_none() && !colon.contains(&idents[k].id) {
+                    exempt.push(k);
+                }
+            }
+        }
+    }
+    exempt.sort_unstable();
+    exempt.dedup();
+    for &k in &exempt {
+        a.idents[k].never = Some(Reason::Member);
+    }
+    exempt.iter().map(|&k| a.idents[k].at as usize).collect()
 }
 
 #[cfg(test)]

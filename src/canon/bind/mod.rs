@@ -32,7 +32,12 @@
 //! grammar could not parse, declared with linkage (file scope, `extern`, a
 //! function) or as a typedef, or declared between conditional directives. A
 //! name after a member operator (`p->x`) is no occurrence of a binding and
-//! counts neither way: renaming never reaches it. Nor is a member's own name
+//! counts neither way: renaming never reaches it. A name right before a
+//! label-like `:` in an initializer's braces (GNU's `{ a: 1 }`) may name a
+//! member, and is kept as written everywhere. A name right before `::`
+//! (`cfg::s`, `Color::Red`) names a namespace or a type, never a local, so a
+//! local spelled like it is no binding it may follow: it is kept as written
+//! everywhere. Nor is a member's own name
 //! in a plain struct body, which the renamer keeps as written
 //! ([`Binding::member_declarators`]). A macro the text
 //! defines with `##`, a block-scope typedef or a lexical error gives up the
@@ -55,6 +60,7 @@
 //! written: not renaming is always sound.
 
 mod asm;
+mod designators;
 mod directives;
 mod groups;
 mod keywords;
@@ -97,6 +103,14 @@ pub enum Reason {
     MacroArgument,
     /// It stands after `.`, `->` or `::`.
     Member,
+    /// It stands right before `::`, where C++ looks a name up among
+    /// namespaces and types, never a local: `cfg::s` is no use of a local
+    /// `cfg` (review 2026-12-02, GPU F11).
+    Scope,
+    /// It stands right before a `:` inside an initializer's braces, where
+    /// it may name a member without `.` (GNU's `{ a: 1 }`; see
+    /// `bind/designators.rs`).
+    Designator,
     /// It is a tag, or stands inside a struct, union or enum body.
     Tag,
     /// It stands in an item the grammar does not parse.
@@ -134,6 +148,8 @@ impl Reason {
                 "stands in an argument of a macro whose body is not known to leave it alone"
             }
             Reason::Member => "stands after a member operator",
+            Reason::Scope => "stands before `::`, where no local is looked up",
+            Reason::Designator => "stands before `:` in an initializer, where it may name a member",
             Reason::Tag => "is a tag or stands in a struct, union or enum body",
             Reason::Unparsed => "stands in code the grammar does not parse",
             Reason::Free => "has an occurrence that refers to no declaration in the kernel",
@@ -319,7 +335,7 @@ fn bind_with<'t>(
     let mut a = tokens::adapt(text, tokens, macros);
     // Given up after the parse, which still finds the functions defined.
     let refused = keywords::keyword_macro(macros).or(a.refused.take());
-    let members = exempt_members(&mut a, macros);
+    let members = members::exempt(&mut a, macros);
     debug_assert_eq!(a.code_ids.len(), a.all.idents());
     let mut binding = Binding::default();
     binding.whole = a.whole.clone();
@@ -421,68 +437,6 @@ fn bind_with<'t>(
     binding.members = members;
     a.give_back();
     binding
-}
-
-/// Marks the member declarators of plain struct bodies as members (see
-/// [`members`]) and returns where they stand. Not exempt: a body whose
-/// specifier words are macros or stand in a directive, and a name that
-/// stands before a label colon anywhere but as a bit-field's declarator.
-fn exempt_members(
-    a: &mut tokens::Adapted<'_>,
-    macros: Option<&crate::canon::MacroNames>,
-) -> Vec<usize> {
-    if !a.struct_words {
-        return Vec::new();
-    }
-    let bodies = members::bodies(&a.toks);
-    if bodies.is_empty() {
-        return Vec::new();
-    }
-    let idents = &a.idents;
-    let at = |p: usize| idents.binary_search_by_key(&p, |i| i.at as usize).ok();
-    let mut declarators: Vec<usize> = bodies
-        .iter()
-        .flat_map(|b| b.names.iter().copied())
-        .collect();
-    declarators.sort_unstable();
-    let mut colon: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
-    for w in a.toks.windows(2) {
-        if w[0].1 == Tok::Ident
-            && w[1].1 == Tok::Colon
-            && declarators.binary_search(&(w[0].0 as usize)).is_err()
-        {
-            if let Some(k) = at(w[0].0 as usize) {
-                colon.insert(idents[k].id);
-            }
-        }
-    }
-    let directive: rustc_hash::FxHashSet<&[u8]> =
-        a.opaque.iter().map(|(n, _)| n.as_ref()).collect();
-    let mut exempt = Vec::new();
-    for b in &bodies {
-        let plain = b.specs.iter().all(|&p| {
-            at(p).is_some_and(|k| {
-                let name = a.names[idents[k].id as usize].as_ref();
-                !directive.contains(name) && !macros.is_some_and(|m| m.contains(name))
-            })
-        });
-        if !plain {
-            continue;
-        }
-        for &p in &b.names {
-            if let Some(k) = at(p) {
-                if idents[k].never.is_none() && !colon.contains(&idents[k].id) {
-                    exempt.push(k);
-                }
-            }
-        }
-    }
-    exempt.sort_unstable();
-    exempt.dedup();
-    for &k in &exempt {
-        a.idents[k].never = Some(Reason::Member);
-    }
-    exempt.iter().map(|&k| a.idents[k].at as usize).collect()
 }
 
 /// Cuts the terminals into top-level items: each ends with a `;` outside
@@ -757,6 +711,14 @@ fn judge<'t>(
         ranges: &unparsed,
         next: 0,
     };
+    let designated: Vec<(usize, usize)> = designators::positions(&a.toks, &sink.scopes)
+        .into_iter()
+        .map(|p| (p, p + 1))
+        .collect();
+    let mut designated = Ranges {
+        ranges: &designated,
+        next: 0,
+    };
     for (k, id) in a.idents.iter().enumerate() {
         // A member refers to no binding of the kernel, and renaming never
         // reaches it: neither for nor against. (A member the kernel declares
@@ -770,6 +732,8 @@ fn judge<'t>(
             Some(Reason::Unparsed)
         } else if never.holds(id.at as usize) {
             Some(Reason::Tag)
+        } else if designated.holds(id.at as usize) {
+            Some(Reason::Designator)
         } else if declaring[k] {
             None
         } else {

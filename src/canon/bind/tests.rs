@@ -605,3 +605,70 @@ fn the_groups_memo_answers_as_the_walk_that_defines_it() {
         }
     }
 }
+
+#[test]
+fn a_name_before_scope_resolution_is_kept_everywhere() {
+    // Review 2026-12-02, GPU F11: C++ looks `cfg` up in `cfg::s` among
+    // namespaces and types only, so the local `cfg` is not what it names;
+    // renamed with the local, `cfg::s` would read another namespace's `s`.
+    let k = "__global__ void f(float* x) { float cfg = 1.0f; x[0] = cfg::s * cfg; }";
+    kept(k, "cfg", Reason::Scope);
+    // A class or an enum before `::`, the local declared after the use,
+    // with a comment or a directive line between the name and `::`.
+    kept(
+        "void f(int* x) { x[0] = P::value; int P = 2; x[1] = P; }",
+        "P",
+        Reason::Scope,
+    );
+    kept(
+        "void f(int Color) { int c = Color /* c */ :: Red + Color; }",
+        "Color",
+        Reason::Scope,
+    );
+    kept(
+        "void f(int cfg) { int c = cfg\n#pragma unroll\n::s + cfg; }",
+        "cfg",
+        Reason::Scope,
+    );
+    // The name after `::` is still a member: a local spelled like it binds,
+    // and so does one spelled like a member between two `::`.
+    ok(
+        "void f(int s, int b) { int c = a::b::s + s + b; }",
+        &["s", "b"],
+    );
+}
+
+#[test]
+fn a_gnu_designator_in_an_initializer_is_kept_everywhere() {
+    // Review 2026-12-02, GPU F14: `{ a: a }` is `{ .a = a }` to gcc and
+    // clang; the first `a` names a member of a struct a header may define,
+    // not the local.
+    let k = "void f(float* x) { float a = x[0]; P p = { a: a }; x[0] = p.a; }";
+    kept(k, "a", Reason::Designator);
+    // In a compound literal, a nested initializer, a file-scope one.
+    kept(
+        "void f(float b) { float y = ((P){ b: b }).b; }",
+        "b",
+        Reason::Designator,
+    );
+    kept(
+        "void f(int q) { Q s = { 1, { 2, q: q } }; }",
+        "q",
+        Reason::Designator,
+    );
+    assert_eq!(
+        verdict("struct s d = { quot: 1 };\nvoid f(int quot) { }", "quot"),
+        Err(Reason::Designator)
+    );
+    // Labels and `case`s in blocks, a ternary in an initializer, a
+    // bit-field's width in a struct body still bind.
+    ok(
+        "void f(int n, int a, int b) { again: switch (n) { case 1: n--; } \
+         if (n) goto again; int v[2] = { n ? a : b, 0 }; }",
+        &["again", "n", "a", "b"],
+    );
+    ok(
+        "void f(int a) { struct s { int a : 3; } v; v.a = a; }",
+        &["a"],
+    );
+}

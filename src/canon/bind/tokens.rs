@@ -390,6 +390,9 @@ pub fn adapt<'t>(
             }
             TokenKind::Number => Tok::Lit,
             TokenKind::Dot | TokenKind::Arrow | TokenKind::ColonColon => {
+                if kind == TokenKind::ColonColon {
+                    scope_before(&mut a, &raw, idx);
+                }
                 after_member = true;
                 if !hidden {
                     a.toks
@@ -674,6 +677,31 @@ impl Word {
         };
         debug_assert!(word == read(), "{:?}", String::from_utf8_lossy(name));
         word
+    }
+}
+
+/// Marks the name right before the `::` at `raw[at]` (directive lines
+/// between aside) as a [`Reason::Scope`]: C++ looks it up among namespaces
+/// and types only, so an occurrence there is no local's, and renaming the
+/// local with it would point `cfg::s` at another namespace. A name already
+/// judged otherwise (a member in `a::b::c`, a keyword) keeps its reason.
+fn scope_before(a: &mut Adapted<'_>, raw: &[Token], at: usize) {
+    let Some(prev) = raw[..at]
+        .iter()
+        .rev()
+        .find(|t| t.kind != TokenKind::Preprocessor)
+    else {
+        return;
+    };
+    if prev.kind != TokenKind::Ident {
+        return;
+    }
+    if let Some(id) = a
+        .idents
+        .last_mut()
+        .filter(|id| id.at as usize == prev.start() && id.never.is_none())
+    {
+        id.never = Some(Reason::Scope);
     }
 }
 

@@ -30,6 +30,19 @@ pub fn is_reserved(name: &[u8]) -> bool {
     matches!(name, [b'_', b'_', ..] | [b'_', b'A'..=b'Z', ..])
 }
 
+/// [`is_keyword`], or a keyword of one language that is an ordinary name in
+/// the others: OpenCL C's `vec_step`, an operator like `sizeof`. A kernel
+/// declaring one does not compile as OpenCL, so renamed it shared the key
+/// of its twin declaring `q`, which does (review 2026-12-02, GPU F15): the
+/// renamer never renames one. ([`is_keyword`] leaves them out: the isolation
+/// check skips keywords, and must still count a C kernel's function
+/// `vec_step` among the names it declares.) Clang's other OpenCL operator,
+/// `__builtin_astype`, is in the reserved namespace, never renamed (see
+/// [`is_reserved`]).
+pub fn is_renamer_keyword(name: &[u8]) -> bool {
+    is_keyword(name) || name == b"vec_step"
+}
+
 /// C, C++, CUDA and OpenCL C keywords (and the OpenCL and CUDA qualifiers a
 /// declaration can use), none of which a declaration can rebind.
 pub fn is_keyword(name: &[u8]) -> bool {

@@ -3,7 +3,7 @@
 use super::names::{increment_decimal, is_numbered};
 use super::out::{Out, RUN};
 use super::words::{Found, Words};
-use super::{is_keyword, Class, Decision, Renamer, BASE_PREFIX};
+use super::{is_renamer_keyword, Class, Decision, Renamer, BASE_PREFIX};
 use crate::canon::bind::{Token, TokenIter, Tokens};
 use crate::canon::dialect::{Findings, Scanner};
 use crate::canon::lexer::{for_each_comment_word, spelling, TokenKind};
@@ -136,6 +136,9 @@ pub(super) struct Pass<'r, 't, 'k> {
     pub(super) keep: FxHashSet<Cow<'t, [u8]>>,
     /// Renamable names met after a member operator in this pass.
     pub(super) member_conflicts: FxHashSet<Cow<'t, [u8]>>,
+    /// Names kept as written because a paste in a macro the text names may
+    /// spell them (see [`crate::canon::pastes`]; shared by the passes).
+    pub(super) pasted: std::rc::Rc<FxHashSet<Cow<'t, [u8]>>>,
     /// Which names the text binds (shared by the passes over one text).
     pub(super) binding: std::rc::Rc<crate::canon::bind::Binding<'t>>,
     /// Names the rules selected that the binder did not verify, with why
@@ -210,6 +213,7 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
             kept: None,
             keep,
             member_conflicts: FxHashSet::default(),
+            pasted: Default::default(),
             binding,
             refused: Vec::new(),
             inferred: Vec::new(),
@@ -231,8 +235,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
     /// Why the binder did not verify `name`, in words.
     pub(super) fn why(&self, name: &[u8]) -> String {
         match self.binding.verdict(name) {
+            Ok(()) if self.pastes(name) => {
+                "may be spelled by a paste (`##`) in a macro the kernel uses".to_string()
+            }
             Ok(()) => match self.renamer.decide(name) {
-                Decision::Never if is_keyword(name) => "is a keyword".to_string(),
+                Decision::Never if is_renamer_keyword(name) => "is a keyword".to_string(),
                 Decision::Never
                     if self
                         .renamer
@@ -564,8 +571,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 _ => self.renamer.classes.get(spelled.as_ref()).copied(),
             };
             match self.renamer.decide_listed(spelled, listed) {
-                // A name is renamed only when the binder verified it.
-                Decision::Rename if self.renamer.verify && verdict.is_err() => {
+                // A name is renamed only when the binder verified it, and
+                // no paste may spell it.
+                Decision::Rename
+                    if self.renamer.verify && verdict.is_err() || self.pastes(spelled) =>
+                {
                     if self.record {
                         let why = self.why(spelled);
                         self.refused.push((spelled.clone(), why));
@@ -575,7 +585,8 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
                 Decision::Keep
                     if self.renamer.infer
                         && verdict.is_ok()
-                        && id.is_some_and(|id| self.binding.declares_id(id)) =>
+                        && id.is_some_and(|id| self.binding.declares_id(id))
+                        && !self.pastes(spelled) =>
                 {
                     if self.record {
                         self.inferred.push(spelled.clone());
@@ -605,6 +616,11 @@ impl<'r, 't, 'k> Pass<'r, 't, 'k> {
         }
         self.store(spelled, id, taken);
         taken
+    }
+
+    /// Whether a paste may spell `name` (see [`Pass::pasted`]).
+    fn pastes(&self, name: &[u8]) -> bool {
+        !self.pasted.is_empty() && self.pasted.contains(name)
     }
 
     /// Gives a name to be renamed its canonical number.

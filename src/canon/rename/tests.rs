@@ -419,3 +419,129 @@ fn a_raw_keyed_renamer_renames_nothing_and_still_finds_the_uncacheable() {
     let timed = b"void k(const char** s) { *s = __TIME__; }";
     assert!(renamer.key_form(timed).uncacheable.is_some());
 }
+
+#[test]
+fn a_local_spelled_like_a_namespace_keeps_its_name() {
+    // Review 2026-12-02, GPU F11: `float cfg; cfg::s * cfg` and
+    // `float alt; alt::s * alt` read different namespaces' `s`.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let text = |name: &str| {
+        let t = format!(
+            "__global__ void k(float* x) {{ float {name} = 1.0f; x[0] = {name}::s * {name}; }}"
+        );
+        r.canonicalize(t.as_bytes()).text
+    };
+    let cfg = text("cfg");
+    assert_ne!(cfg, text("alt"));
+    assert_eq!(
+        String::from_utf8(cfg).unwrap(),
+        "__global__ void k(float* kc1) { float cfg = 1.0f; kc1[0] = cfg::s * cfg; }"
+    );
+}
+
+#[test]
+fn a_local_spelled_like_a_designated_member_keeps_its_name() {
+    // Review 2026-12-02, GPU F14: `div_t d = { quot: quot }` and
+    // `{ rem: rem }` set different members of a header's struct.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let text = |name: &str| {
+        let t = format!(
+            "int k(int v) {{ int {name} = v; div_t d = {{ {name}: {name} }}; return d.rem * 10 + d.quot; }}"
+        );
+        r.canonicalize(t.as_bytes()).text
+    };
+    let quot = text("quot");
+    assert_ne!(quot, text("rem"));
+    assert_eq!(
+        String::from_utf8(quot).unwrap(),
+        "int k(int kc1) { int quot = kc1; div_t d = { quot: quot }; return d.rem * 10 + d.quot; }"
+    );
+}
+
+#[test]
+fn vec_step_is_an_opencl_keyword_never_renamed() {
+    // Review 2026-12-02, GPU F15: `float vec_step = 3.0f;` does not compile
+    // as OpenCL C, so it must not share its twin's key, whose `q` does.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let r = Renamer::new(&o);
+    let kernel = |name: &str| {
+        format!("__kernel void k(__global float* x) {{ float {name} = 3.0f; x[0] = {name}; }}")
+    };
+    let vs = r.canonicalize(kernel("vec_step").as_bytes());
+    assert_ne!(vs.text, r.canonicalize(kernel("q").as_bytes()).text);
+    assert!(
+        vs.kept
+            .contains(&("vec_step".to_string(), "is a keyword".to_string())),
+        "{:?}",
+        vs.kept
+    );
+    // Clang's other OpenCL operator is in the reserved namespace: kept too.
+    let astype = r.canonicalize(kernel("__builtin_astype").as_bytes());
+    assert!(String::from_utf8(astype.text)
+        .unwrap()
+        .contains("float __builtin_astype = 3.0f"));
+    // A renderer binding it refuses bound renaming, as for any keyword.
+    let c = canon_with("float vec_step = a;", |o| {
+        o.bound = strs(&["vec_step", "a"])
+    });
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("bound name `vec_step` is a keyword")
+    );
+}
+
+#[test]
+fn a_name_an_outside_macro_may_paste_keeps_its_name() {
+    // Review 2026-12-02, GPU F19b: with a header's `#define CAT(a, b) a##b`,
+    // `CAT(q, 1)` reads the local `q1`, which no token of the kernel spells.
+    let o = CanonOptions {
+        infer: true,
+        ..CanonOptions::default()
+    };
+    let cat: std::sync::Arc<crate::canon::MacroNames> =
+        std::sync::Arc::new(["CAT"].into_iter().collect());
+    let r = Renamer::new(&o)
+        .with_macros(cat.clone())
+        .with_pasting(cat.clone());
+    let text = |local: &str| {
+        format!("void k(float* x) {{ float {local} = x[0], acc = 1.0f; x[1] = CAT(q, 1) + acc; }}")
+    };
+    let q1 = r.canonicalize(text("q1").as_bytes());
+    assert_ne!(q1.text, r.canonicalize(text("r1").as_bytes()).text);
+    assert_eq!(
+        String::from_utf8(q1.text).unwrap(),
+        "void k(float* kc1) { float q1 = kc1[0], kc2 = 1.0f; kc1[1] = CAT(q, 1) + kc2; }"
+    );
+    assert!(q1.kept.contains(&(
+        "q1".to_string(),
+        "may be spelled by a paste (`##`) in a macro the kernel uses".to_string()
+    )));
+    // A kernel whose own name a paste may spell is raw-keyed: its kernel
+    // token would not follow `CAT(k__seg, 1)`.
+    let seg = |n: &str| {
+        let o = CanonOptions {
+            infer: true,
+            kernel_name: Some(format!("k__seg{n}")),
+            ..CanonOptions::default()
+        };
+        Renamer::new(&o)
+            .with_macros(cat.clone())
+            .with_pasting(cat.clone())
+            .canonicalize(
+                format!("void k__seg{n}(float* x) {{ x[0] = CAT(k__seg, 1)(x); }}").as_bytes(),
+            )
+    };
+    assert!(seg("1").raw.is_some());
+    assert_ne!(seg("1").text, seg("2").text);
+}

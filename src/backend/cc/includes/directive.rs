@@ -123,6 +123,10 @@ pub(crate) struct Define {
     /// The identifiers after the name and the parameter list that are not
     /// parameters: what the expansion may name where it is expanded.
     pub body: Body,
+    /// Whether the body pastes tokens (`##`, `%:%:`): the expansion may then
+    /// name what no token of the kernel or the body spells (`CAT(q, 1)`
+    /// reaches a local `q1`).
+    pub pastes: bool,
 }
 
 /// The identifiers of a macro's parameters and body in one buffer, each
@@ -228,12 +232,18 @@ pub(crate) fn parse_directive(directive: &[u8]) -> Result<Directive, String> {
             _ => 2,
         };
         let params: Vec<_> = (3..params_end).filter_map(ident).collect();
+        let pastes = toks.get(params_end..).is_some_and(|body_toks| {
+            body_toks.iter().any(|t| {
+                t.kind == TokenKind::Punct && crate::canon::dialect::is_paste(&body[t.span.clone()])
+            })
+        });
         let define = ident(1).map(|macro_name| Define {
             name: macro_name.into_owned().into_boxed_slice(),
             body: (params_end..toks.len())
                 .filter_map(ident)
                 .filter(|w| !params.contains(w))
                 .collect(),
+            pastes,
         });
         let mut refs = Vec::new();
         queries(body, &toks, &mut refs)?;
@@ -335,6 +345,22 @@ mod tests {
         let define = parse_directive(b"#define G (x + y)").unwrap();
         let words: Vec<&[u8]> = define.define.as_ref().unwrap().body.iter().collect();
         assert_eq!(words, [&b"x"[..], b"y"]);
+    }
+
+    #[test]
+    fn a_body_that_pastes_is_told_apart() {
+        // Review 2026-12-02, GPU F19b: `CAT(q, 1)` reaches a local `q1`.
+        let pastes = |line: &[u8]| parse_directive(line).unwrap().define.unwrap().pastes;
+        assert!(pastes(b"#define CAT(a, b) a##b"));
+        assert!(pastes(b"#define CAT(a, b) a %:%: b"));
+        assert!(pastes(b"#define CAT(a, b) a #\\\n# b"));
+        assert!(pastes(b"#define __INT64_C(c) c ## L"));
+        assert!(pastes(b"#define ONE q ## 1"));
+        // A stringify, a paste in a string or a comment, the parameter list.
+        assert!(!pastes(b"#define STR(x) #x"));
+        assert!(!pastes(b"#define S \"a##b\" /* ## */"));
+        assert!(!pastes(b"#define F(a) a"));
+        assert!(!pastes(b"#undef CAT"));
     }
 
     fn refs(line: &str) -> Result<Vec<(RefKind, String, bool)>, String> {

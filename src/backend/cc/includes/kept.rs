@@ -29,9 +29,9 @@ use super::{Closure, Define};
 use crate::key::{Digest, PartsHasher};
 
 /// The record's format, in its magic and its name.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
-const MAGIC: &[u8; 16] = b"kcache-closure\0\x01";
+const MAGIC: &[u8; 16] = b"kcache-closure\0\x02";
 
 /// The file name a closure of memo key `key` is kept under.
 fn name(key: &Digest) -> String {
@@ -88,10 +88,7 @@ fn encode(c: &Closure, name: &str) -> Vec<u8> {
     w.bytes(name.as_bytes());
     w.0.extend_from_slice(c.digest.as_bytes());
     w.list(&c.files, |w, p| w.path(p));
-    w.list(&c.defines, |w, d| {
-        w.bytes(&d.name);
-        w.body(&d.body);
-    });
+    w.list(&c.defines, |w, d| w.define(&d.name, d.pastes, &d.body));
     match &c.uncacheable {
         Some(why) => {
             w.u64(1);
@@ -114,11 +111,11 @@ fn decode(bytes: &[u8], name: &str) -> Option<Decoded> {
     let digest = Digest(r.take(32)?.try_into().ok()?);
     let files = r.list(Reader::path)?;
     let defines = r.list(|r| {
-        let name: Box<[u8]> = r.bytes()?.into();
-        let words = r.count()?;
+        let (name, pastes, body) = r.define()?;
         Some(Define {
-            name,
-            body: r.body(words)?,
+            name: name.into(),
+            body,
+            pastes,
         })
     })?;
     let uncacheable = match r.u64()? {
@@ -218,10 +215,20 @@ mod tests {
         Closure {
             digest: Digest([9; 32]),
             files: vec![file.clone()],
-            defines: vec![Define {
-                name: (*b"A").into(),
-                body: [b"x", b"y"].into_iter().collect(),
-            }],
+            defines: vec![
+                Define {
+                    name: (*b"A").into(),
+                    body: [b"x", b"y"].into_iter().collect(),
+                    pastes: false,
+                },
+                // Whether a body pastes is kept too (review 2026-12-02,
+                // GPU F19b): a kernel calling `CAT` is raw-keyed.
+                Define {
+                    name: (*b"CAT").into(),
+                    body: Default::default(),
+                    pastes: true,
+                },
+            ],
             uncacheable: Some("why".into()),
             validation: Validation::new(
                 vec![(file, Some(id)), (dir.join("gone"), None)],

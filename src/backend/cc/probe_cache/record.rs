@@ -16,7 +16,7 @@ use super::{Answers, File, PathList};
 use crate::canon::MacroNames;
 
 /// What a record starts with; its last bytes are the format version.
-const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x04";
+const MAGIC: &[u8; 16] = b"kcache-probes\0\0\x05";
 
 /// The record of `file`.
 pub(super) fn encode(file: &File) -> Vec<u8> {
@@ -25,16 +25,15 @@ pub(super) fn encode(file: &File) -> Vec<u8> {
     w.bytes(file.key.as_bytes());
     let a = &file.answers;
     // The bare names, then the bodied definitions: one list of
-    // definitions, each with its body's (possibly empty) list of names.
+    // definitions, each with whether it pastes and its body's (possibly
+    // empty) list of names.
     let p = &a.defines;
     w.u64((p.bare.len() + p.bodied.len()) as u64);
     for name in p.bare.iter() {
-        w.bytes(name);
-        w.u64(0);
+        w.define(name, false, &Default::default());
     }
     for d in &p.bodied {
-        w.bytes(&d.name);
-        w.body(&d.body);
+        w.define(&d.name, d.pastes, &d.body);
     }
     w.list(&a.read, |w, p| w.path(p));
     w.list(&a.link_line, |w, s| w.bytes(s.as_bytes()));
@@ -103,15 +102,15 @@ fn predefined(r: &mut Reader<'_>) -> Option<Predefined> {
         bodied: Vec::new(),
     };
     for _ in 0..n {
-        let name = r.bytes()?;
-        let words = r.count()?;
-        if words == 0 {
+        let (name, pastes, body) = r.define()?;
+        if body.is_empty() && !pastes {
             p.bare.insert(name);
             continue;
         }
         p.bodied.push(Define {
             name: name.into(),
-            body: r.body(words)?,
+            body,
+            pastes,
         });
     }
     Some(p)
@@ -133,14 +132,25 @@ mod tests {
                     Define {
                         name: (*b"__GNUC__").into(),
                         body: Body::default(),
+                        pastes: false,
                     },
                     Define {
                         name: (*b"MAX").into(),
                         body: [b"a", b"b"].into_iter().collect(),
+                        pastes: false,
                     },
                     Define {
                         name: (*b"__x86_64__").into(),
                         body: Body::default(),
+                        pastes: false,
+                    },
+                    // gcc's `__INT64_C(c) c ## L`: its body names nothing,
+                    // and it still must stay apart from the bare names
+                    // (review 2026-12-02, GPU F19b).
+                    Define {
+                        name: (*b"__INT64_C").into(),
+                        body: Body::default(),
+                        pastes: true,
                     },
                 ]),
                 read: vec!["/usr/include/stdc-predef.h".into()],
@@ -177,7 +187,9 @@ mod tests {
             let mut w = Writer(MAGIC.to_vec());
             w.bytes(b"k");
             w.u64(1);
+            // The name, no paste, one word.
             w.bytes(b"M");
+            w.u64(0);
             w.u64(1);
             w.bytes(word);
             for _ in 0..6 {
