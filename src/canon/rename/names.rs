@@ -25,7 +25,7 @@ pub(super) fn is_numbered(name: &[u8], prefix: &[u8]) -> bool {
 }
 
 /// The implementation's reserved namespace, `__x` and `_X`: never renamed
-/// (see [`super::Renamer::decide_listed`]).
+/// (keywords and the macros a driver defines unasked live there).
 pub fn is_reserved(name: &[u8]) -> bool {
     matches!(name, [b'_', b'_', ..] | [b'_', b'A'..=b'Z', ..])
 }
