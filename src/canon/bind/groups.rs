@@ -1,5 +1,5 @@
 //! The bracketed groups the adapter may send to the parser as one token,
-//! each walked once: [`super::tokens::balanced_plain`] walks a group to its
+//! each walked once: [`balanced_plain`] walks a group to its
 //! closer, and asked at every opener of nested parentheses
 //! (`f(f(f(...)))`) it walked the rest of each group again, quadratic in
 //! the nesting (review 2026-12-02: 128 KB of nested calls took 25 s). One
@@ -11,7 +11,7 @@ use super::lexed::Token;
 use super::tokens::not_plain;
 use crate::canon::lexer::TokenKind;
 
-/// The answers of [`super::tokens::balanced_plain`], by opener.
+/// The answers of [`balanced_plain`], by opener.
 #[derive(Default)]
 pub(super) struct Groups {
     known: FxHashMap<u32, (u32, bool)>,
@@ -27,7 +27,7 @@ struct Open {
 }
 
 impl Groups {
-    /// What [`super::tokens::balanced_plain`] gives for the group opened at
+    /// What [`balanced_plain`] gives for the group opened at
     /// `raw[open]`, every group inside it answered on the same walk.
     pub(super) fn balanced_plain(
         &mut self,
@@ -109,4 +109,43 @@ impl Groups {
             .get(&(open as u32))
             .map_or((end, true), |&(e, p)| (e as usize, p))
     }
+}
+
+/// [`super::tokens::balanced`], and whether no token strictly between `raw[open]` and the
+/// last token of the group (its closer, or the text's last token when
+/// nothing closes it) is a brace or a tag keyword: one walk for both. The
+/// adapter asks [`Groups`], which gives the same answers and
+/// walks each group once; this is their definition.
+#[cfg(test)]
+pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
+    let mut depth = 0usize;
+    let mut plain = true;
+    for (j, (kind, span, _)) in raw
+        .iter()
+        .enumerate()
+        .skip(open)
+        .map(|(j, t)| (j, t.parts()))
+    {
+        match kind {
+            TokenKind::Punct => match &text[span.clone()] {
+                b"(" | b"[" | b"{" => {
+                    plain &= j == open || !not_plain(text, raw, j);
+                    depth += 1;
+                }
+                b")" | b"]" | b"}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return (j + 1, plain);
+                    }
+                }
+                _ => {}
+            },
+            TokenKind::Ident if span.len() <= 6 => plain &= !not_plain(text, raw, j),
+            _ => {}
+        }
+    }
+    // Unclosed: the text's last token is left out, as a closer would be.
+    let end = raw.len();
+    let plain = end < open + 2 || !(open + 1..end - 1).any(|k| not_plain(text, raw, k));
+    (end, plain)
 }

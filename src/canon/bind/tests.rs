@@ -436,7 +436,7 @@ fn one_walk_finds_a_groups_end_and_plainness_as_two_did() {
                     text.extend_from_slice(t);
                     text.push(b' ');
                 }
-                let (end, plain) = tokens::balanced_plain(&text, &raw, 0);
+                let (end, plain) = groups::balanced_plain(&text, &raw, 0);
                 assert_eq!(end, tokens::balanced(&text, &raw, 0));
                 if end > 1 {
                     let two = (1..end - 1).all(|k| !tokens::not_plain(&text, &raw, k));
@@ -597,7 +597,7 @@ fn the_groups_memo_answers_as_the_walk_that_defines_it() {
             for &o in &order {
                 assert_eq!(
                     g.balanced_plain(&text, &raw, o),
-                    tokens::balanced_plain(&text, &raw, o),
+                    groups::balanced_plain(&text, &raw, o),
                     "case {case}, opener {o}: {}",
                     String::from_utf8_lossy(&text)
                 );

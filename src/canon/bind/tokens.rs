@@ -743,45 +743,6 @@ pub(super) fn not_plain(text: &[u8], raw: &[Token], k: usize) -> bool {
         || *kind == TokenKind::Ident && matches!(b, b"struct" | b"union" | b"enum" | b"class")
 }
 
-/// [`balanced`], and whether no token strictly between `raw[open]` and the
-/// last token of the group (its closer, or the text's last token when
-/// nothing closes it) is a brace or a tag keyword: one walk for both. The
-/// adapter asks [`super::groups::Groups`], which gives the same answers and
-/// walks each group once; this is their definition.
-#[cfg(test)]
-pub(super) fn balanced_plain(text: &[u8], raw: &[Token], open: usize) -> (usize, bool) {
-    let mut depth = 0usize;
-    let mut plain = true;
-    for (j, (kind, span, _)) in raw
-        .iter()
-        .enumerate()
-        .skip(open)
-        .map(|(j, t)| (j, t.parts()))
-    {
-        match kind {
-            TokenKind::Punct => match &text[span.clone()] {
-                b"(" | b"[" | b"{" => {
-                    plain &= j == open || !not_plain(text, raw, j);
-                    depth += 1;
-                }
-                b")" | b"]" | b"}" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return (j + 1, plain);
-                    }
-                }
-                _ => {}
-            },
-            TokenKind::Ident if span.len() <= 6 => plain &= !not_plain(text, raw, j),
-            _ => {}
-        }
-    }
-    // Unclosed: the text's last token is left out, as a closer would be.
-    let end = raw.len();
-    let plain = end < open + 2 || !(open + 1..end - 1).any(|k| not_plain(text, raw, k));
-    (end, plain)
-}
-
 /// The index just past the balanced group opened at `raw[open]`.
 pub(super) fn balanced(text: &[u8], raw: &[Token], open: usize) -> usize {
     let mut depth = 0usize;
