@@ -48,9 +48,9 @@ fn misread_aliases(list: &str, function_like: &BTreeSet<String>) -> Vec<String> 
         .collect()
 }
 
+/// The reserved namespace, as the renamer reads it (never renamed).
 fn reserved(name: &str) -> bool {
-    let b = name.as_bytes();
-    b.starts_with(b"__") || (b.len() > 1 && b[0] == b'_' && b[1].is_ascii_uppercase())
+    kcache::canon::rename::is_reserved(name.as_bytes())
 }
 
 /// The printable runs of `data` (what `strings` shows of a binary).
