@@ -334,6 +334,31 @@ fn the_same_group_compiles_to_the_same_bytes_in_two_backends() {
     );
 }
 
+/// Review 2026-12-02, C F14: the compiler looked for a quoted include in the
+/// work directory before the source directory, where the scan does not look:
+/// `__has_include("kernels.c")` found the unit itself there, and a kernel's
+/// answer was not the one its key described.
+#[test]
+fn a_quoted_include_is_not_looked_for_in_the_work_directory() {
+    let (d, b) = need!(in_dir());
+    let text = "void probe(float* x) {\n\
+        #if __has_include(\"kernels.c\") || __has_include(\"kernels.d\")\n  x[0] = 1.0f;\n\
+        #else\n  x[0] = 2.0f;\n#endif\n}\n";
+    let p = compile(&b, &[k("probe", text)], &[]).unwrap();
+    assert_eq!(
+        run(&b, &p.program, "probe", vec![vec![0.0]], vec![])[0],
+        [2.0]
+    );
+    // The source directory is where it is looked for, as the scan says.
+    write(d.path(), "kernels.c", "");
+    let fresh = backend_with(&Hooks::new(), |c| c.source_dir(d.path())).unwrap();
+    let p = compile(&fresh, &[k("probe", text)], &[]).unwrap();
+    assert_eq!(
+        run(&fresh, &p.program, "probe", vec![vec![0.0]], vec![])[0],
+        [1.0]
+    );
+}
+
 #[test]
 fn the_same_group_compiled_twice_is_one_loaded_program() {
     let (_h, b) = need!(backend());
@@ -901,9 +926,7 @@ fn every_flag_of_the_compile_command_is_in_the_identity() {
             args.next();
             continue;
         }
-        let is_compile_file = ["kernels.c", "kernels.so", "kernels.d"]
-            .iter()
-            .any(|f| arg.ends_with(f));
+        let is_compile_file = ["kernels.so", "kernels.d"].iter().any(|f| arg.ends_with(f));
         // The dependency report (`-MD -MT x -MF <file>`) writes the report
         // only; the object is the same without it.
         let is_report = ["-MD", "-MT", "x", "-MF", "-o"].contains(arg);
@@ -1158,6 +1181,34 @@ fn forced_includes_are_digested() {
     let before = b.key_extras(&k("kern", SAXPY), &q).unwrap().digests;
     write(d.path(), "q/qforce.h", "#define Q 22\n");
     assert_ne!(before, b.key_extras(&k("kern", SAXPY), &q).unwrap().digests);
+}
+
+/// Review 2026-12-02, C F16: `/proc/self/cwd/h.h` was digested as kcache's
+/// working directory's file and read by the compiler as the source
+/// directory's; `/dev/stdin` is the unit's own pipe to the compiler.
+#[test]
+fn a_header_read_through_proc_or_dev_is_refused() {
+    let (d, b) = need!(in_dir());
+    write(d.path(), "h.h", "#define V 1\n");
+    std::os::unix::fs::symlink("/proc/self/cwd/h.h", d.path().join("via.h")).unwrap();
+    std::os::unix::fs::symlink("via.h", d.path().join("twice.h")).unwrap();
+    for (text, options) in [
+        ("#include \"/proc/self/cwd/h.h\"\n", &[][..]),
+        ("#include \"/tmp/../proc/self/cwd/h.h\"\n", &[][..]),
+        ("#if __has_include(\"/dev/stdin\")\n#endif\n", &[][..]),
+        ("#include <h.h>\n", &["-I/proc/self/cwd"][..]),
+        ("#include \"via.h\"\n", &[][..]),
+        ("#include \"twice.h\"\n", &[][..]),
+        ("\n", &["-include", "/dev/fd/0"][..]),
+    ] {
+        let e = refusal(&b, text, options);
+        assert!(
+            e.contains("/proc, /dev or /sys"),
+            "{text:?} {options:?}: {e}"
+        );
+    }
+    // The same header by its own path is keyed as usual.
+    extras(&b, "#include \"h.h\"\n", &[]);
 }
 
 #[test]

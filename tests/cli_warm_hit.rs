@@ -294,7 +294,7 @@ fn a_header_edited_while_the_compiler_runs_is_not_stored_under_its_old_key() {
     // the probes, which run the same flags on another file).
     let cc = bin.join("cc");
     let script = format!(
-        "#!/bin/sh\ncase \"$*\" in *kernels.c*) if [ -f '{flag}' ]; then rm -f '{flag}'; printf '#define VAL 2.0f\\n' > '{header}'; fi;; esac\nexec '{real}' \"$@\"\n",
+        "#!/bin/sh\ncase \"$*\" in *kernels.so*) if [ -f '{flag}' ]; then rm -f '{flag}'; printf '#define VAL 2.0f\\n' > '{header}'; fi;; esac\nexec '{real}' \"$@\"\n",
         flag = flag.display(),
         header = header.display(),
         real = real_cc().display()

@@ -55,7 +55,7 @@ impl Gated {
             String::new()
         };
         let script = format!(
-            "#!/bin/sh\ncase \"$*\" in *kernels.c*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
+            "#!/bin/sh\ncase \"$*\" in *kernels.so*) echo $$ >> {d}/compiles; {block};; esac\nexec cc \"$@\"\n",
             d = d.display()
         );
         let cc = d.join("cc.sh");

@@ -247,6 +247,13 @@ cases!(CcBackend {
         "#if __has_include(\"kc_opt.h\")\n#include \"kc_opt.h\"\n#else\n#define KC_V 1.0f\n#endif",
     ))
     .edit("kc_opt.h", &v_header("2.0f")),
+    /// Review 2026-12-02, C F14: the unit was `<work>/kernels.c`, which
+    /// the compiler searched first, so this answer was "found" from the
+    /// start, whatever the source directory held.
+    header_named_like_the_unit_file_appears: Case::same(adds_v(
+        "#if __has_include(\"kernels.c\")\n#define KC_V 2.0f\n#else\n#define KC_V 1.0f\n#endif",
+    ))
+    .edit("kernels.c", "\n"),
     header_shadowed_by_a_new_file_earlier_in_the_search: Case::same(
         adds_v("#include <kc_sh.h>").opts(&["-I@DIR@/a", "-I@DIR@/b"]),
     )

@@ -2,10 +2,11 @@
 //! compiled into a shared object, checked against the compiler's own report
 //! of what it read, and loaded from a private file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use super::render::blamed;
-use super::{compiler, keying, program, CcBackend, CcProgram, FAMILY, HOST, MANDATORY};
+use super::{compiler, keying, program, CcBackend, CcProgram, FAMILY, HOST, MANDATORY, UNIT};
 use crate::backend::workdir;
 use crate::backend::{BackendError, CompileJob};
 use crate::cache::guarded::KernelCache;
@@ -51,17 +52,23 @@ impl CcBackend {
             .work
             .subdir("c-")
             .map_err(self.io_error(self.work.base()))?;
-        let src = dir.path().join("kernels.c");
         let out = dir.path().join("kernels.so");
         let deps = dir.path().join("kernels.d");
-        workdir::write_new(&src, tu.as_bytes()).map_err(self.io_error(&src))?;
+        // The unit goes in on stdin, not as a file: the compiler looks for a
+        // quoted include in the including file's directory first, and for a
+        // file in the work directory that would find the unit itself
+        // (`#include "kernels.c"` hands a kernel its group's other kernels)
+        // and reach `/tmp` through `../..` (review 2026-12-02, C F14). For
+        // stdin it looks in the working directory, the source directory the
+        // scan already searches first (`-iquote` below), and `__FILE__`
+        // says `<stdin>` whatever the work directory is called.
         let mut command = self.compiler.command();
-        let output = workdir::private_umask(&mut command)
+        workdir::private_umask(&mut command)
             .args(MANDATORY)
             .args(&self.default_flags)
             .arg("-iquote")
             .arg(&self.source_dir)
-            .arg(&src)
+            .args(UNIT)
             .args(job.options)
             .args(&self.link_flags)
             .args(["-MD", "-MT", "x", "-MF"])
@@ -69,8 +76,17 @@ impl CcBackend {
             .arg("-o")
             .arg(&out)
             .current_dir(&self.source_dir)
-            .output()
-            .map_err(self.io_error(&self.compiler.path))?;
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // A link flag naming a file (an object, an archive) is no C: `-x
+        // none` ends the language `-x c` set. Only then, since Clang warns
+        // about a `-x none` no input follows (an error under `-Werror`).
+        if self.link_flags.iter().any(|f| !f.starts_with('-')) {
+            command.args(["-x", "none"]);
+        }
+        let output =
+            compiler::feed(&mut command, tu).map_err(self.io_error(&self.compiler.path))?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
             let mut kernels = blamed(&stderr, symbols);
@@ -101,8 +117,8 @@ impl CcBackend {
             Ok(text) => Some(
                 compiler::parse_deps(&text)
                     .into_iter()
+                    .filter(|p| p != Path::new("-") && p != Path::new("<stdin>"))
                     .map(|p| self.source_dir.join(p))
-                    .filter(|p| p != &src)
                     .collect(),
             ),
             Err(_) => None,

@@ -25,6 +25,7 @@
 //! process and digested into the identity.
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -389,9 +390,8 @@ impl Compiler {
         prelude: &str,
         deps: &Path,
     ) -> Result<(String, Vec<PathBuf>), String> {
-        use std::io::Write as _;
-        let mut child = self
-            .command()
+        let mut command = self.command();
+        command
             .args(flags)
             .args(["-E", "-dM", "-MD", "-MT", "x", "-MF"])
             .arg(deps)
@@ -399,14 +399,8 @@ impl Compiler {
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let mut stdin = child.stdin.take().expect("piped");
-        let text = prelude.to_string();
-        let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        let _ = writer.join();
+            .stderr(Stdio::piped());
+        let out = feed(&mut command, prelude).map_err(|e| e.to_string())?;
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
@@ -592,6 +586,21 @@ pub(crate) fn parse_search_dirs(stderr: &str) -> Vec<PathBuf> {
         }
     }
     dirs
+}
+
+/// Runs `command` with `input` on its stdin (written from a thread of its
+/// own, so a compiler that fills its stderr pipe before reading all of its
+/// input cannot deadlock the two).
+pub(super) fn feed(command: &mut Command, input: &str) -> std::io::Result<Output> {
+    let mut child = command.spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let text = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let output = child.wait_with_output()?;
+    // A compiler that stops reading (it failed early) breaks the pipe; its
+    // exit status says so, not the writer.
+    let _ = writer.join();
+    Ok(output)
 }
 
 #[cfg(test)]

@@ -12,11 +12,16 @@
 //!
 //! ```text
 //! $CC [its own arguments] -shared -fPIC <default flags> -iquote <source dir>
-//!     <work>/c-XXXX/kernels.c <job options...> <link flags>
+//!     -x c - <job options...> <link flags>
 //!     -MD -MT x -MF <work>/c-XXXX/kernels.d -o <work>/c-XXXX/kernels.so
 //! ```
 //!
-//! run in the source directory. The **default flags** (`-O2` unless
+//! run in the source directory, the unit written to its stdin (`-x none`
+//! follows the link flags when one of them names a file). The unit is no
+//! file: for a file the compiler would look for quoted includes in the
+//! work directory first, and there find the unit itself; for stdin it looks
+//! in the working directory, which the include scan searches first too.
+//! The **default flags** (`-O2` unless
 //! [`CcBuilder::default_flags`] says otherwise) come before the job's
 //! options, so a job's `-O3` or `-O0` wins (GCC and Clang take the last of
 //! conflicting flags); set empty default flags to give jobs the whole say.
@@ -29,8 +34,8 @@
 //! `options.rs` for the list and the reasons). Each compile works in a
 //! private directory of its own under the backend's work directory, with
 //! fixed file names, so concurrent compiles never collide and the same group
-//! compiles to the same bytes in any process (the object records only the
-//! source's base name).
+//! compiles to the same bytes in any process (the object records the source
+//! as `<stdin>`).
 //!
 //! # Loading
 //!
@@ -137,6 +142,10 @@ pub const HOST: usize = 0;
 
 /// Flags every compile gets: the output is a shared object.
 const MANDATORY: [&str; 2] = ["-shared", "-fPIC"];
+
+/// Where the unit comes from: stdin, as C (see the module doc: a file's
+/// directory would be searched for quoted includes).
+const UNIT: [&str; 3] = ["-x", "c", "-"];
 
 /// The handle-cache name of a program loaded from bytes.
 const BINARY_NAME: &str = "<binary>";
@@ -344,7 +353,7 @@ impl CcBackend {
             "cc\npath: {}\nreal path: {}\nexecutable blake3: {}\narguments: {:?}\n\
              target: {}\nversion:\n{}\ninclude dirs: {:?}\nenvironment: {:?}\n\
              mandatory flags: {:?}\ndefault flags: {:?}\nlink flags: {:?}\nprelude blake3: {}\n\
-             tools: {:?}\n",
+             tools: {:?}\nunit: {:?}\n",
             c.path.display(),
             c.real.display(),
             c.exe_digest,
@@ -361,6 +370,7 @@ impl CcBackend {
                 .iter()
                 .map(|(p, d)| format!("{} {d}", p.display()))
                 .collect::<Vec<_>>(),
+            UNIT,
         );
         if self.keys_only {
             identity.push_str("keys only: no link\n");

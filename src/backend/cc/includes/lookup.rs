@@ -56,11 +56,76 @@ pub(super) struct Lookup {
     /// identity it had (`None`: absent), in the order first met.
     pub watch: Vec<(PathBuf, Option<StatId>)>,
     watched: HashSet<PathBuf>,
-    /// The first candidate met that is neither a regular file nor a
-    /// directory (a FIFO, a socket, a device): a compiler opens it and
-    /// waits, or reads what another process writes (review 2026-12-02, GPU
-    /// F17), so the scan refuses the text.
-    pub irregular: Option<PathBuf>,
+    /// The first candidate met that the compiler would not read as kcache
+    /// does, and why: the scan refuses the text.
+    pub irregular: Option<Irregular>,
+}
+
+/// A candidate path the scan refuses.
+#[derive(Debug)]
+pub(super) struct Irregular {
+    pub path: PathBuf,
+    pub why: &'static str,
+}
+
+impl std::fmt::Display for Irregular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.path.display(), self.why)
+    }
+}
+
+/// Neither a regular file nor a directory (a FIFO, a socket, a device): a
+/// compiler opens it and waits, or reads what another process writes
+/// (review 2026-12-02, GPU F17).
+const NOT_REGULAR: &str = "is no regular file (a FIFO, a socket or a device): the compiler \
+    would wait on it, or read what another process writes";
+
+/// Under `/proc`, `/dev` or `/sys` (review 2026-12-02, C F16):
+/// `/proc/self/cwd/h.h` is kcache's working directory's file to kcache and
+/// the source directory's to the compiler, `/dev/stdin` is the unit's pipe,
+/// and a pseudo-file's contents change with no edit to see.
+const PER_PROCESS: &str = "is read through /proc, /dev or /sys, whose files differ between \
+    kcache's process and the compiler's (working directory, descriptors) or change by \
+    themselves";
+
+/// Whether `path`, its `.` and `..` taken lexically, lies in a pseudo-file
+/// system (see [`PER_PROCESS`]).
+fn per_process(path: &Path) -> bool {
+    use std::path::Component;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => parts.clear(),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::Normal(p) => parts.push(p),
+        }
+    }
+    path.has_root()
+        && parts
+            .first()
+            .is_some_and(|top| *top == "proc" || *top == "dev" || *top == "sys")
+}
+
+/// Whether `link`, a symbolic link, leads through a pseudo-file system,
+/// hop by hop (the compiler follows the same links in its own process).
+fn links_per_process(link: &Path) -> bool {
+    let mut at = link.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&at) else {
+            return false;
+        };
+        at = at.parent().unwrap_or(Path::new("/")).join(target);
+        if per_process(&at) {
+            return true;
+        }
+        if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return false;
+        }
+    }
+    false
 }
 
 impl Lookup {
@@ -71,9 +136,23 @@ impl Lookup {
         }
     }
 
+    /// Records the first path the scan must refuse.
+    fn refuse(&mut self, path: &Path, why: &'static str) {
+        if self.irregular.is_none() {
+            self.irregular = Some(Irregular {
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+    }
+
     /// Whether `path` is a file (following symbolic links, as the compiler
     /// opens it); a miss records what the path's appearance would change.
     pub(super) fn probe(&mut self, path: &Path) -> bool {
+        if per_process(path) {
+            self.refuse(path, PER_PROCESS);
+            return false;
+        }
         let Ok(m) = std::fs::symlink_metadata(path) else {
             // No entry at all (or no way to it): what it rests on is its
             // parent's, whatever its name.
@@ -97,9 +176,13 @@ impl Lookup {
         } else {
             Some(m.clone())
         };
+        if m.file_type().is_symlink() && links_per_process(path) {
+            self.refuse(path, PER_PROCESS);
+            return false;
+        }
         let found = target.as_ref().is_some_and(|t| t.is_file());
-        if target.is_some_and(|t| !t.is_file() && !t.is_dir()) && self.irregular.is_none() {
-            self.irregular = Some(path.to_path_buf());
+        if target.is_some_and(|t| !t.is_file() && !t.is_dir()) {
+            self.refuse(path, NOT_REGULAR);
         }
         if found && !m.file_type().is_symlink() {
             self.plain.insert(path.to_path_buf());

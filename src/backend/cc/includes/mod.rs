@@ -35,7 +35,12 @@
 //! outside any `#if` group, in a text that is itself read unconditionally (the
 //! compile would fail). Under a conditional the absence is digested instead,
 //! so the `#if __has_include("x.h")` idiom works and the file appearing later
-//! changes the key. A nesting deeper than GCC's own limit.
+//! changes the key. A nesting deeper than GCC's own limit. Any candidate
+//! path that is no regular file or directory (a FIFO, a device), or that
+//! lies under `/proc`, `/dev` or `/sys` as spelled or through a symbolic
+//! link's targets: the compiler's process reads another file there than
+//! kcache's (`/proc/self/cwd`). A symbolic link to such a directory standing
+//! as a directory of the path is not seen.
 //!
 //! In a header of the compiler's own directories the same findings do not
 //! refuse the kernel (the user cannot change them): the scan marks the result
@@ -54,9 +59,9 @@
 //! # The search path
 //!
 //! Mirrors GCC's: a quoted name is looked up in the including file's
-//! directory (for the translation unit: none, since kcache writes it in a
-//! private directory, unless the compiler searches its working directory, as
-//! GPU drivers do), then the `-iquote` directories (the source directory
+//! directory (for the translation unit, which the cc backend hands the
+//! compiler on stdin: its working directory, the source directory, which
+//! is `-iquote`'s first; GPU drivers search their working directory), then the `-iquote` directories (the source directory
 //! first: the backend passes it as `-iquote`), then the bracket chain; a
 //! bracketed name in the bracket chain only: `-I`, `-isystem`, the compiler's
 //! own directories (unless `-nostdinc`), `-idirafter`. `#include_next`
@@ -146,6 +151,8 @@ pub(crate) struct Search {
     id: Digest,
     /// Where closures are kept across processes (see `kept.rs`), if anywhere.
     kept: Option<PathBuf>,
+    /// Why no reference may be followed at all, if none may.
+    no_references: Option<&'static str>,
 }
 
 impl Search {
@@ -178,6 +185,7 @@ impl Search {
             tu_dir: None,
             id: Digest([0; 32]),
             kept: None,
+            no_references: None,
         };
         s.id = s.digest();
         s
@@ -199,10 +207,11 @@ impl Search {
         self
     }
 
-    /// The same search, with no directory for the translation unit's own
-    /// quoted includes.
-    pub(crate) fn without_tu_dir(mut self) -> Search {
+    /// The same search, refusing every reference, wherever it stands, with
+    /// `reason` (a compiler whose lookup kcache cannot follow).
+    pub(crate) fn refusing_references(mut self, reason: &'static str) -> Search {
         self.tu_dir = None;
+        self.no_references = Some(reason);
         self.id = self.digest();
         self
     }
@@ -213,6 +222,7 @@ impl Search {
             .part((self.bracket as u64).to_le_bytes());
         h.part(path_bytes(&self.cwd));
         h.part(self.tu_dir.as_deref().map_or(&b"\0"[..], path_bytes));
+        h.part(self.no_references.unwrap_or(""));
         for d in &self.chain {
             h.part([d.compiler as u8]).part(path_bytes(&d.path));
         }
@@ -453,15 +463,17 @@ impl Scanner<'_> {
         depth: usize,
         conditional: bool,
     ) -> Result<(), ScanError> {
+        if let Some(reason) = self.search.no_references {
+            return Err(ScanError::Refused {
+                input: String::new(),
+                reason: reason.into(),
+            });
+        }
         let found = self.resolve(r, from);
         if let Some(odd) = self.lookup.irregular.take() {
             return Err(ScanError::Refused {
                 input: String::new(),
-                reason: format!(
-                    "{} is no regular file (a FIFO, a socket or a device): the compiler \
-                     would wait on it, or read what another process writes",
-                    odd.display()
-                ),
+                reason: odd.to_string(),
             });
         }
         let Some(found) = found else {
@@ -567,10 +579,7 @@ impl Scanner<'_> {
             self.resolve(&r, &Origin::tu(None, ""))
         };
         if let Some(odd) = self.lookup.irregular.take() {
-            return Err(refuse(format!(
-                "{} is no regular file: the compiler would wait on it",
-                odd.display()
-            )));
+            return Err(refuse(odd.to_string()));
         }
         let Some(found) = found else {
             return Err(refuse(
