@@ -166,6 +166,22 @@ cases!(OpenCl {
     .file("inc/kc_rel.h", "#define KC_V 1.0f\n")
     .edit("inc/kc_rel.h", "#define KC_V 2.0f\n")
     .in_cwd(),
+    /// Review 2026-12-02, GPU F16: PoCL finds a bracketed include in the
+    /// working directory, which the key did not search.
+    header_bracketed_in_process_cwd_edited: Case::same(
+        kc("kh", "#include <kc_cwdb.h>", "x[i0] += KC_V;"),
+    )
+    .file("kc_cwdb.h", "#define KC_V 1.0f\n")
+    .edit("kc_cwdb.h", "#define KC_V 2.0f\n")
+    .in_cwd(),
+    /// The working directory comes before `-I`: a header appearing there
+    /// shadows the include directory's.
+    header_bracketed_in_cwd_shadows_include_dir: Case::same(
+        kc("kh", "#include <kc_shadow.h>", "x[i0] += KC_V;").opts(&["-Iinc"]),
+    )
+    .file("inc/kc_shadow.h", "#define KC_V 1.0f\n")
+    .edit("kc_shadow.h", "#define KC_V 2.0f\n")
+    .in_cwd(),
     option_define_separate_argument_defines_loop_symbol: Case::new(
         kc("ko", "", "x[i0] *= i7;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),
         kc("ko", "", "x[i0] *= i8;").opts(&["-D", "i7=3.0f", "-D", "i8=5.0f"]),

@@ -11,14 +11,16 @@
 //!   working directory and its `-I`/`--include-path` directories for quoted
 //!   includes), then in the `-I` / `--include-path` directories, relative
 //!   ones taken against the working directory; a bracketed one in the `-I`
-//!   directories. A header found nowhere is digested as absent (it is the
-//!   driver's own, covered by its identity, or the compile fails), so one
-//!   appearing later changes the key.
-//! * **Vulkan** (glslang): a quoted include is looked up in the directory of
-//!   the including file, which for the kernel is the backend's private
-//!   compile directory (nothing there but the kernel), and glslang gets no
-//!   `-I` (the backend refuses it): every include is digested as absent, an
-//!   absolute one by contents.
+//!   directories, for OpenCL after the working directory (PoCL hands clang
+//!   `-I.` before the program's options). A header found nowhere is
+//!   digested as absent (it is the driver's own, covered by its identity, or
+//!   the compile fails), so one appearing later changes the key.
+//! * **Vulkan** (glslang): every reference is refused, under a conditional
+//!   too. glslang looks a quoted include up in the directory of each file on
+//!   the include stack, the kernel's being the backend's private compile
+//!   directory (the group's other kernels are there, and `..` leads out of
+//!   it), opens no absolute name, and gets no `-I` (the backend refuses
+//!   it): nothing a kernel could include is a file the key can see.
 //!
 //! # Macro names
 //!
@@ -346,6 +348,16 @@ fn seed(driver: Toolchain, options: &[String]) -> Arc<Seed> {
     }))
 }
 
+/// Why a Vulkan kernel may include nothing (review 2026-12-02, GPU F12).
+/// glslang resolves a quoted include against the directory of each file on
+/// the include stack, the kernel's being kcache's private compile
+/// directory, and cannot open an absolute name at all: an include finds the
+/// group's other kernels there (`k2.comp`, `k2.spv`), or, through `..`,
+/// files anyone may write in `/tmp`, none of which the key could see.
+const NO_GLSL_INCLUDE: &str = "glslang looks for includes in kcache's private compile \
+    directory (and through `..` out of it) and the Vulkan backend takes no `-I`: a Vulkan \
+    kernel cannot include files; paste the header into its text";
+
 /// The `-I` / `--include-path` directories of `options`, against `cwd`.
 fn include_dirs(options: &[String], cwd: &std::path::Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -396,11 +408,19 @@ pub(crate) fn key_extras(
         source,
     })?;
     let search = match driver {
-        Toolchain::OpenCl | Toolchain::Cuda => {
-            includes::search_in_dirs(&include_dirs(options, &cwd), &cwd)
+        // PoCL passes clang `-I.` before the program's options: a
+        // bracketed include is found in the working directory first
+        // (review 2026-12-02, GPU F16). NVRTC searches no such directory.
+        Toolchain::OpenCl => {
+            let dirs: Vec<PathBuf> = std::iter::once(cwd.clone())
+                .chain(include_dirs(options, &cwd))
+                .collect();
+            includes::search_in_dirs(&dirs, &cwd)
         }
-        // The private compile directory holds nothing a kernel can include.
-        Toolchain::Vulkan => includes::search_in_dirs(&[], &cwd).without_tu_dir(),
+        Toolchain::Cuda => includes::search_in_dirs(&include_dirs(options, &cwd), &cwd),
+        Toolchain::Vulkan => {
+            includes::search_in_dirs(&[], &cwd).refusing_references(NO_GLSL_INCLUDE)
+        }
     };
     let label = format!("kernel `{}`", kernel.symbol);
     let scanned = includes::scan_text(&search, &label, kernel.text.as_bytes(), true)
@@ -530,6 +550,34 @@ mod tests {
             Err(BackendError::Refused { .. }) => {}
             other => panic!("a computed include must be refused: {other:?}"),
         }
+    }
+
+    /// Review 2026-12-02, GPU F12: glslang resolved `"../../x.h"` against
+    /// the private compile directory, out into `/tmp`, while the key digested
+    /// it as absent; a bare name finds the group's other kernels there.
+    #[test]
+    fn a_vulkan_kernel_including_anything_is_refused() {
+        let vulkan = |text: &str| {
+            key_extras(
+                "vulkan",
+                Toolchain::Vulkan,
+                &KernelSource { symbol: "k", text },
+                &[],
+            )
+        };
+        for text in [
+            "#extension GL_GOOGLE_include_directive : require\n#include \"../../x/vh.h\"\n",
+            "#extension GL_GOOGLE_include_directive : enable\n#if 0\n#include \"k2.comp\"\n#endif\n",
+            "#include \"/etc/hostname\"\n",
+        ] {
+            match vulkan(text) {
+                Err(e @ BackendError::Refused { .. }) => {
+                    assert!(e.to_string().contains("cannot include"), "{e}")
+                }
+                other => panic!("{text:?} must be refused: {other:?}"),
+            }
+        }
+        assert!(vulkan("void main() {}\n").is_ok());
     }
 
     /// Review 2026-12-02, GPU F1, F2, F3, F7: names each driver defines
